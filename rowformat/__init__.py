@@ -1,0 +1,14 @@
+"""rowformat: Apache Paimon .row files and the Apache Fory row format."""
+from .errors import CorruptFileError, LimitExceededError, RowFormatError, SchemaError, ValueConversionError
+from .types import schema, parse_type
+from .types import (
+    ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
+    RowType, TimestampType, TimeType, VectorType,
+)
+from .arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
+from .footer import Footer
+from .block_index import BlockIndex
+from .reader import RowFileReader, RowIndexError
+from .writer import RowFileWriter
+
+__version__ = "0.1.0"

@@ -1,0 +1,166 @@
+/* Wire primitives shared by the Cython modules: little-endian loads and
+ * stores, unsigned LEB128 varints (bounded), and 64-bit zigzag.
+ * Everything is static inline; nothing here allocates or touches Python. */
+#ifndef RF_WIRE_H
+#define RF_WIRE_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline int16_t rf_ld_i16(const uint8_t *p) { int16_t v; memcpy(&v, p, 2); return v; }
+static inline int32_t rf_ld_i32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
+static inline int64_t rf_ld_i64(const uint8_t *p) { int64_t v; memcpy(&v, p, 8); return v; }
+static inline void rf_st_i16(uint8_t *p, int16_t v) { memcpy(p, &v, 2); }
+static inline void rf_st_i32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
+static inline void rf_st_i64(uint8_t *p, int64_t v) { memcpy(p, &v, 8); }
+
+/* Reads an unsigned LEB128 of at most max_bytes bytes from [*pos, end).
+ * Returns 0 on success, -1 when truncated, -2 when longer than max_bytes or
+ * when the value does not fit 64 bits. Paimon bounds int32 varints at 5
+ * bytes and index values at 10. */
+static inline int rf_read_uvarint(const uint8_t *buf, int64_t *pos, int64_t end,
+                                  int max_bytes, uint64_t *out) {
+    uint64_t v = 0;
+    int shift = 0;
+    int64_t p = *pos;
+    for (int i = 0; i < max_bytes; i++) {
+        if (p >= end) return -1;
+        uint8_t b = buf[p++];
+        if (shift == 63 && (b & 0x7E)) return -2;
+        v |= (uint64_t)(b & 0x7F) << shift;
+        if (!(b & 0x80)) { *pos = p; *out = v; return 0; }
+        shift += 7;
+    }
+    return -2;
+}
+
+/* Reads an int32 length/size varint (at most 5 bytes) that must lie in
+ * [0, 2^31). Returns 0, -1 (truncated) or -2 (malformed). */
+static inline int rf_read_len(const uint8_t *buf, int64_t *pos, int64_t end, int64_t *out) {
+    uint64_t v;
+    int rc = rf_read_uvarint(buf, pos, end, 5, &v);
+    if (rc) return rc;
+    if (v > 0x7FFFFFFFu) return -2;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* Writes an unsigned LEB128 (minimal); dst needs room for 10 bytes. */
+static inline int rf_write_uvarint(uint8_t *dst, uint64_t v) {
+    int n = 0;
+    while (v >= 0x80) { dst[n++] = (uint8_t)(v | 0x80); v >>= 7; }
+    dst[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline int rf_uvarint_size(uint64_t v) {
+    int n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+
+static inline uint64_t rf_zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t rf_unzigzag64(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Floor division and modulo for negative instants (Paimon floors millis). */
+static inline int64_t rf_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b) && ((a < 0) != (b < 0))) q--; return q; }
+static inline int64_t rf_floormod(int64_t a, int64_t b) { int64_t m = a % b; if (m && ((m < 0) != (b < 0))) m += b; return m; }
+
+/* Overflow-checked int64 multiply-add used for timestamp unit scaling. */
+static inline int rf_mul_add_i64(int64_t a, int64_t m, int64_t add, int64_t *out) {
+    int64_t t;
+    if (__builtin_mul_overflow(a, m, &t)) return -1;
+    if (__builtin_add_overflow(t, add, out)) return -1;
+    return 0;
+}
+
+#endif
+
+#ifndef RF_WIRE_EXTRA_H
+#define RF_WIRE_EXTRA_H
+/* 128-bit decimal helpers: Arrow decimal128 is a 16-byte LE two's
+ * complement; Paimon stores p > 18 as minimal big-endian bytes. */
+typedef __int128 rf_i128;
+
+static inline rf_i128 rf_pow10_i128(int p) {
+    rf_i128 v = 1;
+    for (int i = 0; i < p; i++) v *= 10;
+    return v;
+}
+
+/* |v| < 10^precision */
+static inline int rf_dec_fits(rf_i128 v, int precision) {
+    rf_i128 lim = rf_pow10_i128(precision);
+    return v < lim && v > -lim;
+}
+
+static inline rf_i128 rf_ld_i128(const uint8_t *p) { rf_i128 v; memcpy(&v, p, 16); return v; }
+static inline void rf_st_i128(uint8_t *p, rf_i128 v) { memcpy(p, &v, 16); }
+static inline int64_t rf_i128_hi(rf_i128 v) { return (int64_t)(v >> 64); }
+static inline uint64_t rf_i128_lo(rf_i128 v) { return (uint64_t)v; }
+
+/* Minimal big-endian two's complement of v into out[16]; returns the length
+ * (1..16), as Java's BigInteger.toByteArray() does. */
+static inline int rf_i128_to_be_minimal(rf_i128 v, uint8_t *out) {
+    uint8_t be[16];
+    unsigned __int128 u = (unsigned __int128)v;
+    for (int i = 15; i >= 0; i--) { be[i] = (uint8_t)u; u >>= 8; }
+    int start = 0;
+    while (start < 15) {
+        if (be[start] == 0x00 && !(be[start + 1] & 0x80)) start++;
+        else if (be[start] == 0xFF && (be[start + 1] & 0x80)) start++;
+        else break;
+    }
+    memcpy(out, be + start, 16 - start);
+    return 16 - start;
+}
+
+/* Big-endian two's complement of any length (>= 1) into an int128.
+ * Returns -1 when the value does not fit 128 bits (leading bytes that are
+ * more than sign extension). */
+static inline int rf_be_to_i128(const uint8_t *p, int64_t n, rf_i128 *out) {
+    if (n <= 0) return -1;
+    uint8_t sign = (p[0] & 0x80) ? 0xFF : 0x00;
+    int64_t skip = 0;
+    if (n > 16) {
+        skip = n - 16;
+        for (int64_t i = 0; i < skip; i++) if (p[i] != sign) return -1;
+        if ((p[skip] & 0x80) != (sign & 0x80)) return -1;
+    }
+    unsigned __int128 u = sign ? ~(unsigned __int128)0 : 0;
+    for (int64_t i = skip; i < n; i++) u = (u << 8) | p[i];
+    *out = (rf_i128)u;
+    return 0;
+}
+
+/* UTF-8 validation (RFC 3629: no overlongs, no surrogates, <= U+10FFFF). */
+static inline int rf_utf8_valid(const uint8_t *s, int64_t n) {
+    int64_t i = 0;
+    while (i < n) {
+        /* ASCII fast path, 8 bytes at a time */
+        while (i + 8 <= n) {
+            uint64_t w; memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        uint8_t c = s[i];
+        if (c < 0x80) { i++; continue; }
+        int len; uint32_t cp;
+        if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+        else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+        else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n) return 0;
+        for (int k = 1; k < len; k++) {
+            uint8_t cc = s[i + k];
+            if ((cc & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += len;
+    }
+    return 1;
+}
+#endif

@@ -1,0 +1,1333 @@
+# cython: language_level=3
+"""Paimon row bytes <-> Arrow, in C.
+
+A schema becomes a tree of ``Node`` structs (a "plan"). The encoder binds
+the plan to an Arrow RecordBatch exported through the Arrow C data interface
+and serializes rows into a block buffer with the GIL released. The decoder
+parses row bytes into growable per-node builders and hands the finished
+buffers to Arrow through the same interface, so no Python object is made per
+value. ``decode_row`` is the one path that builds Python values, for
+``reader.get(i)``.
+
+Every read of row bytes is bounds-checked; every failure is an error code,
+turned into a rowformat exception at the Python edge.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t, INT32_MAX
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+
+from rowformat._wire cimport *
+
+import datetime as _dt
+import decimal as _decimal
+
+import numpy as _np
+import pyarrow as pa
+
+from rowformat.errors import CorruptFileError, ValueConversionError
+
+
+cdef enum Kind:
+    K_BOOL = 1
+    K_I8
+    K_I16
+    K_I32
+    K_I64
+    K_F32
+    K_F64
+    K_BIN       # binary, int32 offsets
+    K_STR       # string, int32 offsets, UTF-8 checked on decode
+    K_LBIN      # large_binary (BLOB), int64 offsets
+    K_DEC64     # DECIMAL p <= 18: int64 unscaled on the wire
+    K_DEC128    # DECIMAL p > 18: minimal big-endian bytes on the wire
+    K_TIME      # TIME p > 3: int32 millis on the wire, time64 in Arrow
+    K_TS_NANO   # TIMESTAMP p > 3: int64 millis + varint nano-of-milli
+    K_VARIANT   # varint+value bytes, varint+metadata bytes
+    K_LIST
+    K_MAP       # MAP and MULTISET: keys array then values array
+    K_ROW
+    K_VECTOR    # size varint, elements without a null bitmap
+
+
+# Error codes (negative). Messages live in _ERRORS.
+cdef enum:
+    E_OOM = -1
+    E_TRUNC = -2
+    E_VARINT = -3
+    E_DEC_OVERFLOW = -4
+    E_VARIANT_NULL = -5
+    E_VECTOR_NULL = -6
+    E_VECTOR_SIZE = -7
+    E_ROW_TOO_BIG = -8
+    E_UTF8 = -9
+    E_TS_RANGE = -10
+    E_NANO = -11
+    E_MAP_SIZE = -12
+    E_NULL_KEY = -13
+    E_NOT_NULL = -14
+    E_BATCH_TOO_BIG = -15
+    E_DEC_EMPTY = -16
+
+_ERRORS = {
+    E_OOM: "out of memory",
+    E_TRUNC: "row bytes end in the middle of a value",
+    E_VARINT: "malformed varint (longer than 5 bytes or out of range)",
+    E_DEC_OVERFLOW: "decimal value does not fit the column's precision",
+    E_VARIANT_NULL: "VARIANT value and metadata must not be null",
+    E_VECTOR_NULL: "VECTOR elements must not be null",
+    E_VECTOR_SIZE: "VECTOR size differs from the declared length",
+    E_ROW_TOO_BIG: "row or block larger than 2 GiB",
+    E_UTF8: "string is not valid UTF-8",
+    E_TS_RANGE: "timestamp out of range for its Arrow unit",
+    E_NANO: "nano-of-millisecond out of range [0, 999999]",
+    E_MAP_SIZE: "map has different key and value counts",
+    E_NULL_KEY: "map key is null, which Arrow maps cannot hold (use reader.get for such rows)",
+    E_NOT_NULL: "null in a NOT NULL field",
+    E_BATCH_TOO_BIG: "more than 2 GiB of string/binary data in one batch; use a smaller batch_size",
+    E_DEC_EMPTY: "decimal with zero bytes",
+}
+
+
+def error_message(int code):
+    return _ERRORS.get(code, f"error {code}")
+
+
+# ---------------------------------------------------------------------------
+# Growable byte buffers. New capacity is zeroed, so bitmaps start clear.
+
+ctypedef struct Buf:
+    uint8_t *data
+    int64_t len
+    int64_t cap
+
+
+cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
+    cdef int64_t need = b.len + extra
+    cdef int64_t cap
+    cdef uint8_t *p
+    if need <= b.cap:
+        return 0
+    cap = b.cap * 2
+    if cap < need:
+        cap = need
+    if cap < 64:
+        cap = 64
+    p = <uint8_t *> realloc(b.data, cap)
+    if p == NULL:
+        return E_OOM
+    memset(p + b.cap, 0, cap - b.cap)
+    b.data = p
+    b.cap = cap
+    return 0
+
+
+cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
+    if buf_reserve(b, n):
+        return E_OOM
+    memcpy(b.data + b.len, src, n)
+    b.len += n
+    return 0
+
+
+cdef inline int buf_varint(Buf *b, uint64_t v) noexcept nogil:
+    if buf_reserve(b, 10):
+        return E_OOM
+    b.len += rf_write_uvarint(b.data + b.len, v)
+    return 0
+
+
+cdef inline void buf_free(Buf *b) noexcept nogil:
+    free(b.data)
+    b.data = NULL
+    b.len = 0
+    b.cap = 0
+
+
+cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
+    """Hands the memory over (to an ArrowArray); never NULL."""
+    cdef uint8_t *p = b.data
+    if p == NULL:
+        p = <uint8_t *> calloc(1, 64)
+    b.data = NULL
+    b.len = 0
+    b.cap = 0
+    return p
+
+
+# ---------------------------------------------------------------------------
+# The plan: one Node per type in the schema tree.
+
+ctypedef struct Node:
+    int kind
+    int nullable
+    int precision       # DECIMAL
+    int store           # decode: build Arrow output for this node
+    int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
+    int64_t npu         # TS_NANO: nanoseconds per Arrow unit
+    int64_t fixed       # VECTOR length
+    int nchild
+    Node *child
+    # encoder: bound Arrow arrays
+    const uint8_t *valid
+    const uint8_t *data
+    const int32_t *off32
+    const int64_t *off64
+    int64_t off
+    int64_t eoff        # MAP: offset of the entries struct
+    # decoder: builders
+    Buf bits
+    Buf vals
+    Buf offs
+    int64_t blen
+    int64_t bnull
+
+
+cdef int _units_per_milli(int precision):
+    return 1 if precision <= 3 else 1000 if precision <= 6 else 1000000
+
+
+cdef int plan_init(Node *n, t) except -1:
+    """Fills n from a rowformat.types DataType."""
+    cdef str root = t.root
+    n.nullable = 1 if t.nullable else 0
+    n.store = 1
+    n.nchild = 0
+    n.child = NULL
+    if root == "BOOLEAN":
+        n.kind = K_BOOL
+    elif root == "TINYINT":
+        n.kind = K_I8
+    elif root == "SMALLINT":
+        n.kind = K_I16
+    elif root in ("INT", "DATE"):
+        n.kind = K_I32
+    elif root == "BIGINT":
+        n.kind = K_I64
+    elif root == "FLOAT":
+        n.kind = K_F32
+    elif root == "DOUBLE":
+        n.kind = K_F64
+    elif root in ("CHAR", "VARCHAR"):
+        n.kind = K_STR
+    elif root in ("BINARY", "VARBINARY"):
+        n.kind = K_BIN
+    elif root == "BLOB":
+        n.kind = K_LBIN
+    elif root == "DECIMAL":
+        n.kind = K_DEC64 if t.precision <= 18 else K_DEC128
+        n.precision = t.precision
+    elif root == "TIME":
+        if t.precision <= 3:
+            n.kind = K_I32
+        else:
+            n.kind = K_TIME
+            n.upm = _units_per_milli(t.precision)
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if t.precision <= 3:
+            n.kind = K_I64
+        else:
+            n.kind = K_TS_NANO
+            n.upm = _units_per_milli(t.precision)
+            n.npu = 1000000 // n.upm
+    elif root == "VARIANT":
+        n.kind = K_VARIANT
+        _plan_children(n, 2)
+        n.child[0].kind = K_BIN
+        n.child[1].kind = K_BIN
+        n.child[0].store = n.child[1].store = 1
+    elif root == "ARRAY":
+        n.kind = K_LIST
+        _plan_children(n, 1)
+        plan_init(&n.child[0], t.element)
+    elif root == "MULTISET":
+        n.kind = K_MAP
+        _plan_children(n, 2)
+        plan_init(&n.child[0], t.element)
+        n.child[1].kind = K_I32
+        n.child[1].store = 1
+    elif root == "MAP":
+        n.kind = K_MAP
+        _plan_children(n, 2)
+        plan_init(&n.child[0], t.key)
+        plan_init(&n.child[1], t.value)
+    elif root == "VECTOR":
+        n.kind = K_VECTOR
+        n.fixed = t.length
+        _plan_children(n, 1)
+        plan_init(&n.child[0], t.element)
+        n.child[0].nullable = 0
+    elif root == "ROW":
+        n.kind = K_ROW
+        _plan_children(n, len(t.fields))
+        for i, f in enumerate(t.fields):
+            plan_init(&n.child[i], f.type)
+    else:
+        raise ValueError(f"unsupported type {t}")
+    plan_reset_builders(n)
+    return 0
+
+
+cdef int _plan_children(Node *n, int count) except -1:
+    n.nchild = count
+    n.child = <Node *> calloc(count if count > 0 else 1, sizeof(Node))
+    if n.child == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef void plan_free(Node *n) noexcept nogil:
+    cdef int i
+    for i in range(n.nchild):
+        plan_free(&n.child[i])
+    free(n.child)
+    n.child = NULL
+    n.nchild = 0
+    buf_free(&n.bits)
+    buf_free(&n.vals)
+    buf_free(&n.offs)
+
+
+cdef int plan_reset_builders(Node *n) noexcept nogil:
+    """Empties the builders; offsets buffers start with their leading 0."""
+    cdef int i
+    cdef int64_t zero = 0
+    n.bits.len = 0
+    n.vals.len = 0
+    n.offs.len = 0
+    n.blen = 0
+    n.bnull = 0
+    if n.bits.data != NULL:
+        memset(n.bits.data, 0, n.bits.cap)
+    if n.kind == K_LBIN:
+        if buf_put(&n.offs, &zero, 8):
+            return E_OOM
+    elif n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
+        if buf_put(&n.offs, &zero, 4):
+            return E_OOM
+    for i in range(n.nchild):
+        if plan_reset_builders(&n.child[i]):
+            return E_OOM
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Encoder: Arrow -> row bytes.
+
+cdef int plan_bind(Node *n, ArrowArray *a) noexcept nogil:
+    """Points n at the buffers of the Arrow array a (canonical layout)."""
+    cdef int i
+    cdef ArrowArray *entries
+    n.off = a.offset
+    n.valid = <const uint8_t *> a.buffers[0] if a.null_count != 0 else NULL
+    if n.kind in (K_BIN, K_STR):
+        n.off32 = <const int32_t *> a.buffers[1]
+        n.data = <const uint8_t *> a.buffers[2]
+    elif n.kind == K_LBIN:
+        n.off64 = <const int64_t *> a.buffers[1]
+        n.data = <const uint8_t *> a.buffers[2]
+    elif n.kind in (K_ROW, K_VARIANT):
+        for i in range(n.nchild):
+            plan_bind(&n.child[i], a.children[i])
+    elif n.kind == K_LIST:
+        n.off32 = <const int32_t *> a.buffers[1]
+        plan_bind(&n.child[0], a.children[0])
+    elif n.kind == K_MAP:
+        n.off32 = <const int32_t *> a.buffers[1]
+        entries = a.children[0]
+        n.eoff = entries.offset
+        plan_bind(&n.child[0], entries.children[0])
+        plan_bind(&n.child[1], entries.children[1])
+    elif n.kind == K_VECTOR:
+        plan_bind(&n.child[0], a.children[0])
+    else:
+        n.data = <const uint8_t *> a.buffers[1]
+    return 0
+
+
+cdef inline bint is_valid(const Node *n, int64_t j) noexcept nogil:
+    cdef int64_t p
+    if n.valid == NULL:
+        return 1
+    p = n.off + j
+    return (n.valid[p >> 3] >> (p & 7)) & 1
+
+
+cdef int enc_bytes(Buf *out, const uint8_t *src, int64_t n) noexcept nogil:
+    if n > INT32_MAX:
+        return E_ROW_TOO_BIG
+    if buf_reserve(out, 5 + n):
+        return E_OOM
+    out.len += rf_write_uvarint(out.data + out.len, <uint64_t> n)
+    memcpy(out.data + out.len, src, n)
+    out.len += n
+    return 0
+
+
+cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
+    """Serializes the non-null value at logical index j of n."""
+    cdef int64_t p = n.off + j
+    cdef int64_t s, e, v, k
+    cdef rf_i128 d
+    cdef uint8_t tmp[16]
+    cdef int rc, nb
+    cdef uint8_t b
+    cdef int32_t v32
+    if n.kind == K_BOOL:
+        b = (n.data[p >> 3] >> (p & 7)) & 1
+        return buf_put(out, &b, 1)
+    if n.kind == K_I8:
+        return buf_put(out, n.data + p, 1)
+    if n.kind == K_I16:
+        return buf_put(out, n.data + 2 * p, 2)
+    if n.kind in (K_I32, K_F32):
+        return buf_put(out, n.data + 4 * p, 4)
+    if n.kind in (K_I64, K_F64):
+        return buf_put(out, n.data + 8 * p, 8)
+    if n.kind in (K_BIN, K_STR):
+        s = n.off32[p]
+        e = n.off32[p + 1]
+        return enc_bytes(out, n.data + s, e - s)
+    if n.kind == K_LBIN:
+        s = n.off64[p]
+        e = n.off64[p + 1]
+        return enc_bytes(out, n.data + s, e - s)
+    if n.kind == K_DEC64:
+        d = rf_ld_i128(n.data + 16 * p)
+        if not rf_dec_fits(d, n.precision):
+            return E_DEC_OVERFLOW
+        v = <int64_t> d
+        return buf_put(out, &v, 8)
+    if n.kind == K_DEC128:
+        d = rf_ld_i128(n.data + 16 * p)
+        if not rf_dec_fits(d, n.precision):
+            return E_DEC_OVERFLOW
+        nb = rf_i128_to_be_minimal(d, tmp)
+        return enc_bytes(out, tmp, nb)
+    if n.kind == K_TIME:
+        v = rf_floordiv(rf_ld_i64(n.data + 8 * p), n.upm)
+        v32 = <int32_t> v
+        return buf_put(out, &v32, 4)
+    if n.kind == K_TS_NANO:
+        v = rf_ld_i64(n.data + 8 * p)
+        e = rf_floordiv(v, n.upm)
+        s = rf_floormod(v, n.upm) * n.npu
+        if buf_put(out, &e, 8):
+            return E_OOM
+        return buf_varint(out, <uint64_t> s)
+    if n.kind == K_VARIANT:
+        for k in range(2):
+            if not is_valid(&n.child[k], p):
+                return E_VARIANT_NULL
+            rc = enc_value(&n.child[k], p, out)
+            if rc:
+                return rc
+        return 0
+    if n.kind == K_ROW:
+        return enc_row(n, j, out, NULL)
+    if n.kind == K_LIST:
+        s = n.off32[p]
+        e = n.off32[p + 1]
+        return enc_array(&n.child[0], s, e - s, out)
+    if n.kind == K_MAP:
+        s = n.off32[p]
+        e = n.off32[p + 1]
+        rc = enc_array(&n.child[0], n.eoff + s, e - s, out)
+        if rc:
+            return rc
+        return enc_array(&n.child[1], n.eoff + s, e - s, out)
+    if n.kind == K_VECTOR:
+        if buf_varint(out, <uint64_t> n.fixed):
+            return E_OOM
+        for k in range(p * n.fixed, (p + 1) * n.fixed):
+            if not is_valid(&n.child[0], k):
+                return E_VECTOR_NULL
+            rc = enc_value(&n.child[0], k, out)
+            if rc:
+                return rc
+        return 0
+    return E_OOM
+
+
+cdef int enc_array(Node *c, int64_t base, int64_t size, Buf *out) noexcept nogil:
+    """size varint, null bitmap (always present), then the non-null elements."""
+    cdef int64_t nb = (size + 7) >> 3
+    cdef int64_t hdr, k
+    cdef int rc
+    if buf_varint(out, <uint64_t> size) or buf_reserve(out, nb):
+        return E_OOM
+    hdr = out.len
+    memset(out.data + hdr, 0, nb)
+    out.len += nb
+    for k in range(size):
+        if not is_valid(c, base + k):
+            out.data[hdr + (k >> 3)] |= <uint8_t> (1 << (k & 7))
+        else:
+            rc = enc_value(c, base + k, out)
+            if rc:
+                return rc
+    return 0
+
+
+cdef int enc_row(Node *n, int64_t j, Buf *out, int *errcol) noexcept nogil:
+    """Null header of ceil(arity/8) bytes, then the non-null fields."""
+    cdef int64_t idx = n.off + j
+    cdef int64_t nb = (n.nchild + 7) >> 3
+    cdef int64_t hdr
+    cdef int f, rc
+    if buf_reserve(out, nb):
+        return E_OOM
+    hdr = out.len
+    memset(out.data + hdr, 0, nb)
+    out.len += nb
+    for f in range(n.nchild):
+        if not is_valid(&n.child[f], idx):
+            out.data[hdr + (f >> 3)] |= <uint8_t> (1 << (f & 7))
+        else:
+            rc = enc_value(&n.child[f], idx, out)
+            if rc:
+                if errcol != NULL:
+                    errcol[0] = f
+                return rc
+    return 0
+
+
+cdef class BlockEncoder:
+    """Serializes Arrow rows into uncompressed Paimon blocks.
+
+    The flush rule is Java's: after each row, a block is finished when
+    ``row bytes + 4 * rows + 4 >= block_size``.
+    """
+    cdef Node root
+    cdef Buf rows
+    cdef Buf offs
+    cdef int64_t nrows
+    cdef int64_t block_size
+    cdef object schema
+
+    def __cinit__(self, row_type, int64_t block_size):
+        memset(&self.root, 0, sizeof(Node))
+        plan_init(&self.root, row_type)
+        if block_size < 1 or block_size > INT32_MAX:
+            raise ValueError(f"block_size must be in [1, {INT32_MAX}], got {block_size}")
+        self.block_size = block_size
+        self.nrows = 0
+
+    def __dealloc__(self):
+        plan_free(&self.root)
+        buf_free(&self.rows)
+        buf_free(&self.offs)
+
+    @property
+    def pending_rows(self):
+        return self.nrows
+
+    cdef object _finish_block(self):
+        cdef int64_t size = self.rows.len + 4 * self.nrows + 4
+        cdef object out = PyBytes_FromStringAndSize(NULL, size)
+        cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
+        memcpy(p, self.rows.data, self.rows.len)
+        memcpy(p + self.rows.len, self.offs.data, 4 * self.nrows)
+        rf_st_i32(p + size - 4, <int32_t> self.nrows)
+        self.rows.len = 0
+        self.offs.len = 0
+        self.nrows = 0
+        return out
+
+    def encode(self, batch, list blocks):
+        """Encodes every row of ``batch`` (already in the canonical Arrow
+        layout), appending finished blocks (bytes) to ``blocks``.
+
+        Returns None, or ``(row, column, message)`` for the first row that
+        failed; rows before it are encoded, the failed one is not.
+        """
+        cdef object caps = batch.__arrow_c_array__()
+        cdef ArrowArray *arr = <ArrowArray *> PyCapsule_GetPointer(caps[1], "arrow_array")
+        cdef int64_t r, start, n = arr.length
+        cdef int rc = 0
+        cdef int errcol = -1
+        cdef int32_t start32
+        plan_bind(&self.root, arr)
+        r = 0
+        while r < n:
+            with nogil:
+                while r < n:
+                    start = self.rows.len
+                    if start > INT32_MAX:
+                        rc = E_ROW_TOO_BIG
+                        break
+                    start32 = <int32_t> start
+                    if buf_put(&self.offs, &start32, 4):
+                        rc = E_OOM
+                        break
+                    rc = enc_row(&self.root, r, &self.rows, &errcol)
+                    if rc:
+                        self.rows.len = start
+                        self.offs.len -= 4
+                        break
+                    self.nrows += 1
+                    r += 1
+                    if self.rows.len + 4 * self.nrows + 4 >= self.block_size:
+                        break
+            if rc:
+                return (r, errcol, error_message(rc))
+            if self.nrows and self.rows.len + 4 * self.nrows + 4 >= self.block_size:
+                blocks.append(self._finish_block())
+        return None
+
+    def flush(self):
+        """The partial block as bytes, or None when no row is pending."""
+        if self.nrows == 0:
+            return None
+        return self._finish_block()
+
+
+# ---------------------------------------------------------------------------
+# Decoder: row bytes -> Arrow builders.
+
+cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
+    """Records the validity of the slot just appended to n."""
+    if buf_reserve(&n.bits, ((n.blen + 8) >> 3) - n.bits.len):
+        return E_OOM
+    if n.bits.len < ((n.blen + 8) >> 3):
+        n.bits.len = (n.blen + 8) >> 3
+    if valid:
+        n.bits.data[n.blen >> 3] |= <uint8_t> (1 << (n.blen & 7))
+    else:
+        n.bnull += 1
+    n.blen += 1
+    return 0
+
+
+cdef inline int bld_bit(Buf *b, int64_t i, bint v) noexcept nogil:
+    """Sets bit i of a bit-packed values buffer (BOOLEAN)."""
+    if buf_reserve(b, ((i + 8) >> 3) - b.len):
+        return E_OOM
+    if b.len < ((i + 8) >> 3):
+        b.len = (i + 8) >> 3
+    if v:
+        b.data[i >> 3] |= <uint8_t> (1 << (i & 7))
+    return 0
+
+
+cdef inline int _width(int kind) noexcept nogil:
+    if kind == K_I8:
+        return 1
+    if kind == K_I16:
+        return 2
+    if kind in (K_I32, K_F32):
+        return 4
+    if kind in (K_I64, K_F64, K_TIME, K_TS_NANO):
+        return 8
+    if kind in (K_DEC64, K_DEC128):
+        return 16
+    return 0
+
+
+cdef int bld_offset(Node *n, int64_t value) noexcept nogil:
+    cdef int32_t v32
+    if n.kind == K_LBIN:
+        return buf_put(&n.offs, &value, 8)
+    if value > INT32_MAX:
+        return E_BATCH_TOO_BIG
+    v32 = <int32_t> value
+    return buf_put(&n.offs, &v32, 4)
+
+
+cdef int dec_empty(Node *n, bint valid) noexcept nogil:
+    """Appends a placeholder slot: a null (valid=0), or for the children of a
+    null struct or vector, a zero value marked valid when the field is NOT NULL."""
+    cdef int w = _width(n.kind)
+    cdef int i, rc
+    cdef int64_t k
+    if w:
+        if buf_reserve(&n.vals, w):
+            return E_OOM
+        memset(n.vals.data + n.vals.len, 0, w)
+        n.vals.len += w
+    elif n.kind == K_BOOL:
+        if bld_bit(&n.vals, n.blen, 0):
+            return E_OOM
+    elif n.kind in (K_BIN, K_STR, K_LBIN):
+        if bld_offset(n, n.vals.len):
+            return E_OOM
+    elif n.kind in (K_LIST, K_MAP):
+        if bld_offset(n, n.child[0].blen):
+            return E_OOM
+    elif n.kind in (K_ROW, K_VARIANT):
+        for i in range(n.nchild):
+            rc = dec_empty(&n.child[i], not n.child[i].nullable)
+            if rc:
+                return rc
+    elif n.kind == K_VECTOR:
+        for k in range(n.fixed):
+            rc = dec_empty(&n.child[0], 1)
+            if rc:
+                return rc
+    return bld_slot(n, valid)
+
+
+cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store) noexcept nogil:
+    """Parses one non-null value at b[*pos:end]; appends it when store."""
+    cdef int64_t p = pos[0]
+    cdef int64_t ln, k, ms, v, nb
+    cdef uint64_t u
+    cdef rf_i128 d
+    cdef int rc, w
+    cdef const uint8_t *bitmap
+    cdef Node *c
+    if n.kind == K_BOOL:
+        if p + 1 > end:
+            return E_TRUNC
+        pos[0] = p + 1
+        if store:
+            if bld_bit(&n.vals, n.blen, b[p] != 0):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    w = _width(n.kind)
+    if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64):
+        if p + w > end:
+            return E_TRUNC
+        pos[0] = p + w
+        if store:
+            if buf_put(&n.vals, b + p, w):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind in (K_BIN, K_STR, K_LBIN):
+        rc = rf_read_len(b, &p, end, &ln)
+        if rc:
+            return E_TRUNC if rc == -1 else E_VARINT
+        if ln > end - p:
+            return E_TRUNC
+        pos[0] = p + ln
+        if n.kind == K_STR and not rf_utf8_valid(b + p, ln):
+            return E_UTF8
+        if store:
+            if buf_put(&n.vals, b + p, ln) or bld_offset(n, n.vals.len):
+                return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_DEC64:
+        if p + 8 > end:
+            return E_TRUNC
+        pos[0] = p + 8
+        d = <rf_i128> rf_ld_i64(b + p)
+        if not rf_dec_fits(d, n.precision):
+            return E_DEC_OVERFLOW
+        if store:
+            if buf_reserve(&n.vals, 16):
+                return E_OOM
+            rf_st_i128(n.vals.data + n.vals.len, d)
+            n.vals.len += 16
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_DEC128:
+        rc = rf_read_len(b, &p, end, &ln)
+        if rc:
+            return E_TRUNC if rc == -1 else E_VARINT
+        if ln > end - p:
+            return E_TRUNC
+        if ln == 0:
+            return E_DEC_EMPTY
+        pos[0] = p + ln
+        if rf_be_to_i128(b + p, ln, &d) or not rf_dec_fits(d, n.precision):
+            return E_DEC_OVERFLOW
+        if store:
+            if buf_reserve(&n.vals, 16):
+                return E_OOM
+            rf_st_i128(n.vals.data + n.vals.len, d)
+            n.vals.len += 16
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_TIME:
+        if p + 4 > end:
+            return E_TRUNC
+        pos[0] = p + 4
+        if store:
+            v = <int64_t> rf_ld_i32(b + p) * n.upm
+            if buf_put(&n.vals, &v, 8):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_TS_NANO:
+        if p + 8 > end:
+            return E_TRUNC
+        ms = rf_ld_i64(b + p)
+        p += 8
+        rc = rf_read_uvarint(b, &p, end, 5, &u)
+        if rc:
+            return E_TRUNC if rc == -1 else E_VARINT
+        if u > 999999:
+            return E_NANO
+        pos[0] = p
+        if store:
+            if rf_mul_add_i64(ms, n.upm, <int64_t> u // n.npu, &v):
+                return E_TS_RANGE
+            if buf_put(&n.vals, &v, 8):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_VARIANT:
+        rc = dec_value(&n.child[0], b, pos, end, store)
+        if rc == 0:
+            rc = dec_value(&n.child[1], b, pos, end, store)
+        if rc == 0 and store:
+            rc = bld_slot(n, 1)
+        return rc
+    if n.kind == K_ROW:
+        rc = dec_row(n, b, pos, end, store, NULL)
+        if rc == 0 and store:
+            rc = bld_slot(n, 1)
+        return rc
+    if n.kind == K_LIST:
+        rc = dec_array(&n.child[0], b, pos, end, store, &ln, 1)
+        if rc:
+            return rc
+        if store:
+            if bld_offset(n, n.child[0].blen):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_MAP:
+        rc = dec_array(&n.child[0], b, pos, end, store, &ln, 0)
+        if rc:
+            return rc
+        rc = dec_array(&n.child[1], b, pos, end, store, &k, 1)
+        if rc:
+            return rc
+        if ln != k:
+            return E_MAP_SIZE
+        if store:
+            if bld_offset(n, n.child[0].blen):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    if n.kind == K_VECTOR:
+        rc = rf_read_len(b, &p, end, &ln)
+        if rc:
+            return E_TRUNC if rc == -1 else E_VARINT
+        if ln != n.fixed:
+            return E_VECTOR_SIZE
+        pos[0] = p
+        for k in range(ln):
+            rc = dec_value(&n.child[0], b, pos, end, store)
+            if rc:
+                return rc
+        if store:
+            return bld_slot(n, 1)
+        return 0
+    return E_OOM
+
+
+cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, bint store,
+                   int64_t *size_out, bint nulls_ok) noexcept nogil:
+    cdef int64_t p = pos[0]
+    cdef int64_t size, nb, k
+    cdef const uint8_t *bitmap
+    cdef int rc
+    rc = rf_read_len(b, &p, end, &size)
+    if rc:
+        return E_TRUNC if rc == -1 else E_VARINT
+    nb = (size + 7) >> 3
+    if nb > end - p:
+        return E_TRUNC
+    bitmap = b + p
+    pos[0] = p + nb
+    size_out[0] = size
+    for k in range(size):
+        if (bitmap[k >> 3] >> (k & 7)) & 1:
+            if not c.nullable:
+                return E_NOT_NULL
+            if store:
+                if not nulls_ok:
+                    return E_NULL_KEY
+                rc = dec_empty(c, 0)
+                if rc:
+                    return rc
+        else:
+            rc = dec_value(c, b, pos, end, store)
+            if rc:
+                return rc
+    return 0
+
+
+cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store,
+                 int *errcol) noexcept nogil:
+    cdef int64_t nb = (n.nchild + 7) >> 3
+    cdef const uint8_t *hdr
+    cdef int f, rc
+    cdef Node *c
+    if nb > end - pos[0]:
+        return E_TRUNC
+    hdr = b + pos[0]
+    pos[0] += nb
+    for f in range(n.nchild):
+        c = &n.child[f]
+        if (hdr[f >> 3] >> (f & 7)) & 1:
+            if not c.nullable:
+                if errcol != NULL:
+                    errcol[0] = f
+                return E_NOT_NULL
+            if store and c.store:
+                rc = dec_empty(c, 0)
+                if rc:
+                    return rc
+        else:
+            rc = dec_value(c, b, pos, end, store and c.store)
+            if rc:
+                if errcol != NULL:
+                    errcol[0] = f
+                return rc
+    return 0
+
+
+# Finishing builders into Arrow arrays (ownership moves to the ArrowArray).
+
+cdef ArrowArray *_new_array(int64_t n_buffers, int64_t n_children) noexcept nogil:
+    cdef ArrowArray *a = <ArrowArray *> calloc(1, sizeof(ArrowArray))
+    if a == NULL:
+        return NULL
+    a.n_buffers = n_buffers
+    a.n_children = n_children
+    a.buffers = <const void **> calloc(n_buffers if n_buffers else 1, sizeof(void *))
+    a.children = <ArrowArray **> calloc(n_children if n_children else 1, sizeof(ArrowArray *))
+    a.release = rf_arrow_release
+    return a
+
+
+cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
+    cdef ArrowArray *a
+    cdef ArrowArray *entries
+    cdef int i
+    cdef int nbuf = 2
+    cdef int nch = 0
+    if n.kind in (K_BIN, K_STR, K_LBIN):
+        nbuf = 3
+    elif n.kind in (K_ROW, K_VARIANT, K_VECTOR):
+        nbuf = 1
+    if n.kind in (K_ROW, K_VARIANT):
+        nch = n.nchild
+    elif n.kind in (K_LIST, K_MAP, K_VECTOR):
+        nch = 1
+    a = _new_array(nbuf, nch)
+    a.length = n.blen
+    a.null_count = n.bnull
+    if n.bnull:
+        a.buffers[0] = buf_take(&n.bits)
+    else:
+        buf_free(&n.bits)
+    if n.kind in (K_BIN, K_STR, K_LBIN):
+        a.buffers[1] = buf_take(&n.offs)
+        a.buffers[2] = buf_take(&n.vals)
+    elif n.kind in (K_LIST, K_MAP):
+        a.buffers[1] = buf_take(&n.offs)
+    elif nbuf == 2:
+        a.buffers[1] = buf_take(&n.vals)
+    if n.kind in (K_ROW, K_VARIANT):
+        for i in range(n.nchild):
+            a.children[i] = bld_finish(&n.child[i])
+    elif n.kind in (K_LIST, K_VECTOR):
+        a.children[0] = bld_finish(&n.child[0])
+    elif n.kind == K_MAP:
+        entries = _new_array(1, 2)
+        entries.length = n.child[0].blen
+        entries.children[0] = bld_finish(&n.child[0])
+        entries.children[1] = bld_finish(&n.child[1])
+        a.children[0] = entries
+    return a
+
+
+cdef class Block:
+    """A decompressed block: its bytes, row count and offset array, checked
+    once so that row access is plain arithmetic."""
+    cdef readonly object data
+    cdef const uint8_t *ptr
+    cdef readonly int64_t num_rows
+    cdef const uint8_t *offsets
+    cdef int64_t data_end
+    cdef Py_buffer view
+
+    def __cinit__(self, data):
+        PyObject_GetBuffer(data, &self.view, PyBUF_SIMPLE)
+        self.data = data
+        self.ptr = <const uint8_t *> self.view.buf
+        cdef int64_t n = self.view.len
+        cdef int64_t rc
+        if n < 4:
+            raise CorruptFileError(f"block of {n} bytes is shorter than its 4-byte row count")
+        rc = rf_ld_i32(self.ptr + n - 4)
+        if rc < 0 or 4 * rc > n - 4:
+            raise CorruptFileError(f"block of {n} bytes cannot hold its declared {rc} rows")
+        self.num_rows = rc
+        self.data_end = n - 4 - 4 * rc
+        self.offsets = self.ptr + self.data_end
+
+    def __dealloc__(self):
+        if self.data is not None:
+            PyBuffer_Release(&self.view)
+
+    cdef inline int row_span(self, int64_t i, int64_t *start, int64_t *end) noexcept nogil:
+        cdef int64_t s = rf_ld_i32(self.offsets + 4 * i)
+        cdef int64_t e = rf_ld_i32(self.offsets + 4 * (i + 1)) if i + 1 < self.num_rows else self.data_end
+        if s < 0 or s > e or e > self.data_end:
+            return -1
+        start[0] = s
+        end[0] = e
+        return 0
+
+    @property
+    def nbytes(self):
+        return self.view.len
+
+
+class RowDecodeError(CorruptFileError):
+    """Carries the local row and top-level column of a decode failure, for
+    the reader to turn into a message naming file, block, row and column."""
+
+    def __init__(self, message, row, column):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+
+
+cdef class RowDecoder:
+    """Decodes rows of blocks under a schema, into Arrow (selected columns,
+    in the given order) or into Python tuples."""
+    cdef Node root
+    cdef list columns
+    cdef object arrow_schema
+    cdef object row_type
+    cdef int64_t pending
+
+    def __cinit__(self, row_type, columns, arrow_schema):
+        """columns: top-level field positions to output, in output order."""
+        cdef int i
+        memset(&self.root, 0, sizeof(Node))
+        plan_init(&self.root, row_type)
+        self.row_type = row_type
+        self.columns = list(columns)
+        for i in range(self.root.nchild):
+            self.root.child[i].store = 1 if i in self.columns else 0
+        self.arrow_schema = arrow_schema
+        self.pending = 0
+
+    def __dealloc__(self):
+        plan_free(&self.root)
+
+    @property
+    def pending_rows(self):
+        return self.pending
+
+    cdef int _decode_one(self, Block block, int64_t i, int *errcol) noexcept nogil:
+        cdef int64_t s, e, pos
+        cdef int rc, f
+        if block.row_span(i, &s, &e):
+            errcol[0] = -1
+            return E_TRUNC
+        pos = s
+        errcol[0] = -1
+        rc = dec_row(&self.root, block.ptr, &pos, e, 1, errcol)
+        if rc == 0 and pos != e:
+            errcol[0] = -2
+            return -100
+        return rc
+
+    def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1):
+        """Appends rows of ``block``: the local row numbers ``rows`` if given,
+        else ``start:stop``."""
+        cdef int64_t k, i, n
+        cdef int rc = 0
+        cdef int errcol = -1
+        cdef bint has_rows = rows is not None
+        if not has_rows:
+            if stop < 0 or stop > block.num_rows:
+                stop = block.num_rows
+            n = stop - start if stop > start else 0
+        else:
+            n = rows.shape[0]
+        with nogil:
+            for k in range(n):
+                i = rows[k] if has_rows else start + k
+                if i < 0 or i >= block.num_rows:
+                    rc = E_TRUNC
+                    break
+                rc = self._decode_one(block, i, &errcol)
+                if rc:
+                    break
+                self.pending += 1
+        if rc:
+            self._reset()
+            if errcol == -2:
+                raise RowDecodeError("the row's bytes do not match the schema: decoding "
+                                     "ended before the row's end", i, None)
+            raise RowDecodeError(error_message(rc), i, errcol if errcol >= 0 else None)
+
+    cdef void _reset(self):
+        cdef int f
+        for f in range(self.root.nchild):
+            plan_reset_builders(&self.root.child[f])
+        self.pending = 0
+
+    def finish(self):
+        """The decoded rows as a RecordBatch; the builders start over."""
+        cdef ArrowArray *top = _new_array(1, len(self.columns))
+        cdef int k = 0
+        cdef int f
+        if top == NULL:
+            raise MemoryError()
+        top.length = self.pending
+        for f in self.columns:
+            top.children[k] = bld_finish(&self.root.child[f])
+            k += 1
+        self._reset()
+        batch = pa.RecordBatch._import_from_c(<uintptr_t> top, self.arrow_schema)
+        free(top)  # the struct's contents moved into the batch
+        return batch
+
+    def decode_row(self, Block block, int64_t i):
+        """One row as a tuple of Python values (see rowformat.pyvalues)."""
+        cdef int64_t s, e, pos
+        if block.row_span(i, &s, &e):
+            raise RowDecodeError(error_message(E_TRUNC), i, None)
+        pos = s
+        values = py_row(&self.root, self.row_type, block.ptr, &pos, e, 1)
+        if pos != e:
+            raise RowDecodeError("the row's bytes do not match the schema: decoding "
+                                 "ended before the row's end", i, None)
+        return values
+
+
+# ---------------------------------------------------------------------------
+# Python values, for get(i). Nested ROW -> dict, MAP/MULTISET -> list of
+# (key, value) pairs (as pyarrow's to_pylist gives), TIMESTAMP p <= 6 ->
+# datetime, p > 6 -> numpy.datetime64[ns], DECIMAL -> decimal.Decimal.
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
+_timedelta = _dt.timedelta
+_Decimal = _decimal.Decimal
+
+
+class _ValueError(Exception):
+    def __init__(self, code, column=None):
+        self.code = code
+        self.column = column
+
+
+cdef inline object _fail(int code):
+    raise _ValueError(code)
+
+
+cdef object py_decimal(rf_i128 v, int scale):
+    cdef object u = int(rf_i128_hi(v)) * (1 << 64) + int(rf_i128_lo(v))
+    sign = 1 if u < 0 else 0
+    digits = tuple(int(ch) for ch in str(-u if sign else u))
+    return _Decimal((sign, digits, -scale))
+
+
+cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
+    cdef int64_t p = pos[0]
+    cdef int64_t ln, ms, k, k2
+    cdef uint64_t u
+    cdef rf_i128 d
+    cdef int rc
+    cdef int64_t before
+    if n.kind in (K_BIN, K_STR, K_LBIN, K_DEC128):
+        rc = rf_read_len(b, &p, end, &ln)
+        if rc:
+            _fail(E_TRUNC if rc == -1 else E_VARINT)
+        if ln > end - p:
+            _fail(E_TRUNC)
+        pos[0] = p + ln
+        if n.kind == K_STR:
+            try:
+                return (<const char *> b)[p:p + ln].decode("utf-8")
+            except UnicodeDecodeError:
+                _fail(E_UTF8)
+        if n.kind == K_DEC128:
+            if ln == 0:
+                _fail(E_DEC_EMPTY)
+            if rf_be_to_i128(b + p, ln, &d) or not rf_dec_fits(d, n.precision):
+                _fail(E_DEC_OVERFLOW)
+            return py_decimal(d, t.scale)
+        return (<const char *> b)[p:p + ln]
+    if n.kind == K_ROW:
+        return py_row(n, t, b, pos, end, 0)
+    if n.kind == K_LIST:
+        return py_array(&n.child[0], t.element, b, pos, end)
+    if n.kind == K_MAP:
+        keys = py_array(&n.child[0], t.element if t.root == "MULTISET" else t.key, b, pos, end)
+        values = py_array(&n.child[1], None if t.root == "MULTISET" else t.value, b, pos, end)
+        if len(keys) != len(values):
+            _fail(E_MAP_SIZE)
+        return list(zip(keys, values))
+    if n.kind == K_VECTOR:
+        rc = rf_read_len(b, &p, end, &ln)
+        if rc:
+            _fail(E_TRUNC if rc == -1 else E_VARINT)
+        if ln != n.fixed:
+            _fail(E_VECTOR_SIZE)
+        pos[0] = p
+        return [py_value(&n.child[0], t.element, b, pos, end) for k in range(ln)]
+    if n.kind == K_VARIANT:
+        value = py_value(&n.child[0], None, b, pos, end)
+        metadata = py_value(&n.child[1], None, b, pos, end)
+        return {"value": value, "metadata": metadata}
+    # fixed-width scalars
+    if n.kind == K_BOOL:
+        if p + 1 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 1
+        return b[p] != 0
+    if n.kind == K_I8:
+        if p + 1 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 1
+        return <signed char> b[p]
+    if n.kind == K_I16:
+        if p + 2 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 2
+        return rf_ld_i16(b + p)
+    if n.kind == K_F32:
+        if p + 4 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 4
+        return _ld_f32(b + p)
+    if n.kind == K_F64:
+        if p + 8 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 8
+        return _ld_f64(b + p)
+    if n.kind in (K_I32, K_TIME):
+        if p + 4 > end:
+            _fail(E_TRUNC)
+        pos[0] = p + 4
+        k = rf_ld_i32(b + p)
+        root = t.root if t is not None else "INT"
+        if root == "DATE":
+            try:
+                return _dt.date.fromordinal(_EPOCH_ORDINAL + k)
+            except (ValueError, OverflowError):
+                raise CorruptFileError(f"DATE {k} days from 1970-01-01 is outside years 1..9999")
+        if root == "TIME":
+            if k < 0 or k >= 86400000:
+                raise CorruptFileError(f"TIME {k} ms is outside one day")
+            return _dt.time(k // 3600000, (k // 60000) % 60, (k // 1000) % 60, (k % 1000) * 1000)
+        return k
+    if n.kind in (K_I64, K_DEC64, K_TS_NANO):
+        if p + 8 > end:
+            _fail(E_TRUNC)
+        k = rf_ld_i64(b + p)
+        p += 8
+        pos[0] = p
+        if n.kind == K_DEC64:
+            if not rf_dec_fits(<rf_i128> k, n.precision):
+                _fail(E_DEC_OVERFLOW)
+            return py_decimal(<rf_i128> k, t.scale)
+        if t is None or t.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+            return k
+        k2 = 0
+        if n.kind == K_TS_NANO:
+            rc = rf_read_uvarint(b, &p, end, 5, &u)
+            if rc:
+                _fail(E_TRUNC if rc == -1 else E_VARINT)
+            if u > 999999:
+                _fail(E_NANO)
+            pos[0] = p
+            k2 = <int64_t> u
+        if t.precision > 6:
+            if rf_mul_add_i64(k, 1000000, k2, &ms):
+                _fail(E_TS_RANGE)
+            return _np.datetime64(ms, "ns")
+        try:
+            return (_EPOCH_UTC if t.ltz else _EPOCH) + _timedelta(milliseconds=k, microseconds=k2 // 1000)
+        except OverflowError:
+            raise CorruptFileError(f"TIMESTAMP {k} ms from the epoch is outside years 1..9999")
+    _fail(E_OOM)
+
+
+cdef inline double _ld_f64(const uint8_t *p) noexcept:
+    cdef double v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef inline float _ld_f32(const uint8_t *p) noexcept:
+    cdef float v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef object py_array(Node *c, t, const uint8_t *b, int64_t *pos, int64_t end):
+    cdef int64_t p = pos[0]
+    cdef int64_t size, nb, k
+    cdef const uint8_t *bitmap
+    cdef int rc = rf_read_len(b, &p, end, &size)
+    if rc:
+        _fail(E_TRUNC if rc == -1 else E_VARINT)
+    nb = (size + 7) >> 3
+    if nb > end - p:
+        _fail(E_TRUNC)
+    bitmap = b + p
+    pos[0] = p + nb
+    out = []
+    for k in range(size):
+        if (bitmap[k >> 3] >> (k & 7)) & 1:
+            if not c.nullable:
+                _fail(E_NOT_NULL)
+            out.append(None)
+        else:
+            out.append(py_value(c, t, b, pos, end))
+    return out
+
+
+cdef object py_row(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end, bint top):
+    cdef int64_t nb = (n.nchild + 7) >> 3
+    cdef const uint8_t *hdr
+    cdef int f
+    if nb > end - pos[0]:
+        _fail(E_TRUNC)
+    hdr = b + pos[0]
+    pos[0] += nb
+    values = []
+    fields = t.fields
+    for f in range(n.nchild):
+        if (hdr[f >> 3] >> (f & 7)) & 1:
+            if not n.child[f].nullable:
+                _fail_col(E_NOT_NULL, f, top)
+            values.append(None)
+        else:
+            try:
+                values.append(py_value(&n.child[f], fields[f].type, b, pos, end))
+            except _ValueError as e:
+                if top and e.column is None:
+                    e.column = f
+                raise
+            except CorruptFileError as e:
+                if top:
+                    raise RowDecodeError(str(e), None, f) from None
+                raise
+    if top:
+        return tuple(values)
+    return {fields[f].name: values[f] for f in range(n.nchild)}
+
+
+cdef object _fail_col(int code, int f, bint top):
+    e = _ValueError(code)
+    if top:
+        e.column = f
+    raise e
+
+
+def value_error_info(exc):
+    """(message, column) of an internal decode error of decode_row."""
+    return error_message(exc.code), exc.column
+
+
+ValueDecodeError = _ValueError
