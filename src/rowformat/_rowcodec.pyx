@@ -765,7 +765,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             return E_NANO
         pos[0] = p
         if store:
-            if rf_mul_add_i64(ms, n.upm, <int64_t> u // n.npu, &v):
+            if rf_ts_units(ms, n.upm, <int64_t> u // n.npu, &v):
                 return E_TS_RANGE
             if buf_put(&n.vals, &v, 8):
                 return E_OOM
@@ -1242,7 +1242,7 @@ cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
             pos[0] = p
             k2 = <int64_t> u
         if t.precision > 6:
-            if rf_mul_add_i64(k, 1000000, k2, &ms):
+            if rf_ts_units(k, 1000000, k2, &ms):
                 _fail(E_TS_RANGE)
             return _np.datetime64(ms, "ns")
         try:
