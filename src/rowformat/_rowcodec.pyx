@@ -463,6 +463,8 @@ cdef int enc_array(Node *c, int64_t base, int64_t size, Buf *out) noexcept nogil
     out.len += nb
     for k in range(size):
         if not is_valid(c, base + k):
+            if not c.nullable:
+                return E_NOT_NULL
             out.data[hdr + (k >> 3)] |= <uint8_t> (1 << (k & 7))
         else:
             rc = enc_value(c, base + k, out)
@@ -484,6 +486,10 @@ cdef int enc_row(Node *n, int64_t j, Buf *out, int *errcol) noexcept nogil:
     out.len += nb
     for f in range(n.nchild):
         if not is_valid(&n.child[f], idx):
+            if not n.child[f].nullable:
+                if errcol != NULL:
+                    errcol[0] = f
+                return E_NOT_NULL
             out.data[hdr + (f >> 3)] |= <uint8_t> (1 << (f & 7))
         else:
             rc = enc_value(&n.child[f], idx, out)
