@@ -7,8 +7,11 @@ from the LRU cache), decode the row.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -106,11 +109,12 @@ class RowFileReader:
 
     Options: ``cache_bytes`` is the LRU block cache budget (0 disables it);
     ``max_block_size`` bounds the uncompressed size any block may declare,
-    checked before anything is allocated.
+    checked before anything is allocated; ``threads`` blocks are read and
+    decompressed ahead of the decoder on scans (default: the core count).
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
-                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE):
+                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
@@ -124,6 +128,9 @@ class RowFileReader:
         self._cache = BlockCache(cache_bytes)
         self._decompressor = threading.local()
         self._decoders = threading.local()
+        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        self._pool = None
+        self._pool_lock = threading.Lock()
 
     def _open(self):
         size = self._source.size
@@ -176,15 +183,47 @@ class RowFileReader:
                                    f"but the index declares {usize}")
         return data
 
-    def block(self, b: int) -> "_rowcodec.Block":
-        """Block ``b``, decompressed and checked (cached)."""
+    def block(self, b: int, *, cache: bool = True) -> "_rowcodec.Block":
+        """Block ``b``, decompressed and checked. Taken from the cache, and put
+        there when ``cache`` (scans pass False, so they do not evict the
+        blocks point lookups keep hot)."""
         block = self._cache.get(b)
         if block is not None:
             return block
         frame = self._source.read(int(self._offsets[b]), int(self.block_index.compressed_sizes[b]))
         block = self._make_block(b, self._decompress(b, frame))
-        self._cache.put(b, block, block.nbytes)
+        if cache:
+            self._cache.put(b, block, block.nbytes)
         return block
+
+    def _blocks(self, ids, cache: bool) -> Iterator[tuple[int, "_rowcodec.Block"]]:
+        """(b, block) for the block numbers ``ids`` in order, with up to
+        2 x threads blocks read and decompressed ahead on a thread pool (the
+        GIL is released in both and in the decoder)."""
+        ids = iter(ids)
+        if self.threads == 1:
+            for b in ids:
+                yield b, self.block(b, cache=cache)
+            return
+        pool = self._executor()
+        window = deque((b, pool.submit(self.block, b, cache=cache))
+                       for b in itertools.islice(ids, 2 * self.threads))
+        try:
+            while window:
+                b, future = window.popleft()
+                nxt = next(ids, None)
+                if nxt is not None:
+                    window.append((nxt, pool.submit(self.block, nxt, cache=cache)))
+                yield b, future.result()
+        finally:
+            for _, future in window:
+                future.cancel()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-read")
+            return self._pool
 
     def _make_block(self, b: int, data) -> "_rowcodec.Block":
         try:
@@ -284,9 +323,7 @@ class RowFileReader:
             starts = np.concatenate(([0], cuts)) if len(rows) else np.zeros(0, np.int64)
             blocks = ids[starts] if len(rows) else []
             groups = np.split(rows, cuts) if len(rows) else []
-        for k, b in enumerate(blocks):
-            b = int(b)
-            block = self.block(b)
+        for k, (b, block) in enumerate(self._blocks((int(b) for b in blocks), cache=False)):
             local = None if groups is None else np.ascontiguousarray(groups[k] - self._starts[b])
             total = block.num_rows if local is None else len(local)
             done = 0
@@ -342,6 +379,9 @@ class RowFileReader:
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         self._source.close()
         self._cache.clear()
 
