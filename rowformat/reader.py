@@ -7,6 +7,7 @@ from the LRU cache), decode the row.
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
 import threading
@@ -150,6 +151,7 @@ class RowFileReader:
         self._offsets = self.block_index.offsets
         self._starts = self.block_index.row_starts
         self._ends = np.append(self._starts[1:], f.total_rows).astype(np.int64)
+        self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
 
     # -- metadata ----------------------------------------------------------
     @property
@@ -258,12 +260,16 @@ class RowFileReader:
             out.append(c)
         return tuple(out)
 
-    def _decoder(self, positions: tuple[int, ...]) -> "_rowcodec.RowDecoder":
+    def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
+        """This thread's decoder for the columns ``positions`` (None: all)."""
         cache = getattr(self._decoders, "by_cols", None)
         if cache is None:
             cache = self._decoders.by_cols = {}
         dec = cache.get(positions)
         if dec is None:
+            if positions is None:
+                dec = cache[None] = self._decoder(tuple(range(len(self.schema))))
+                return dec
             schema = pa.schema([self.arrow_schema.field(i) for i in positions])
             dec = cache[positions] = _rowcodec.RowDecoder(self.schema, positions, schema)
         return dec
@@ -286,10 +292,10 @@ class RowFileReader:
             i += n
         if not 0 <= i < n:
             raise RowIndexError(f"row {i} outside [0, {n}) in {self.name}")
-        b = int(np.searchsorted(self._starts, i, side="right")) - 1
+        b = bisect.bisect_right(self._starts_list, i) - 1
         block = self.block(b)
-        dec = self._decoder(tuple(range(len(self.schema))))
-        local = i - int(self._starts[b])
+        dec = self._decoder(None)
+        local = i - self._starts_list[b]
         try:
             return dec.decode_row(block, local)
         except _rowcodec.ValueDecodeError as e:
