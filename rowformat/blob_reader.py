@@ -230,38 +230,36 @@ class BlobFileReader:
 
     # -- Arrow ------------------------------------------------------------------------
     def _values(self, rows: np.ndarray) -> Iterator[tuple[int, object]]:
-        """(row, value) for sorted ``rows``; adjacent entries are read together
-        in pieces of up to COALESCE bytes."""
-        offsets, lengths = self._offsets, self._lengths
+        """(row, value) for sorted ``rows``. Entries adjacent in the file are
+        read together in pieces of up to COALESCE bytes; null and placeholder
+        rows take no bytes, so they do not break a run."""
         run: list[int] = []
-        run_start = run_end = 0
-
-        def flush():
-            data = memoryview(self._read(run_start, run_end - run_start))
-            for r in run:
-                o = int(offsets[r]) - run_start
-                entry = data[o:o + int(lengths[r])]
-                self._verify(r, entry)
-                yield r, self._decode(r, entry)
-
+        start = end = None                 # byte range of the run's entries
         for r in rows.tolist():
-            length = int(lengths[r])
+            length = int(self._lengths[r])
+            if length >= 0:
+                o = int(self._offsets[r])
+                if start is not None and (o != end or o + length - start > COALESCE):
+                    yield from self._run(run, start, end)
+                    run, start = [], None
+                if start is None:
+                    start = o
+                end = o + length
+            run.append(r)
+        if run:
+            yield from self._run(run, start, end)
+
+    def _run(self, rows: list[int], start: int | None, end: int | None):
+        data = None if start is None else memoryview(self._read(start, end - start))
+        for r in rows:
+            length = int(self._lengths[r])
             if length < 0:
-                if run:
-                    yield from flush()
-                    run = []
                 yield r, (None if length == NULL_LENGTH else PLACEHOLDER)
                 continue
-            o = int(offsets[r])
-            if run and (o != run_end or run_end + length - run_start > COALESCE):
-                yield from flush()
-                run = []
-            if not run:
-                run_start = o
-            run.append(r)
-            run_end = o + length
-        if run:
-            yield from flush()
+            o = int(self._offsets[r]) - start
+            entry = data[o:o + length]
+            self._verify(r, entry)
+            yield r, self._decode(r, entry)
 
     def _arrow(self, pairs) -> pa.Table:
         values = []

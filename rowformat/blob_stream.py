@@ -57,6 +57,9 @@ class RangeStream(io.RawIOBase):
     def writable(self) -> bool:
         return False
 
+    def write(self, b):
+        raise io.UnsupportedOperation(f"{self.name} is read-only")
+
     def __len__(self) -> int:
         return self._length
 
