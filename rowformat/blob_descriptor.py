@@ -18,6 +18,7 @@ import struct
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
+from .blob_stream import RangeStream
 from .errors import RowFormatError
 
 MAGIC = 0x424C4F4244455343          # "BLOBDESC"
@@ -117,7 +118,6 @@ class BlobDescriptor:
 
     def open(self):
         """A read-only binary file object over the referenced bytes."""
-        from .blob_stream import RangeStream  # late: blob_stream imports errors only
         f = open(self.local_path(), "rb")
         try:
             size = os.fstat(f.fileno()).st_size

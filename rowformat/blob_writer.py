@@ -67,7 +67,8 @@ class _Sink:
         """Copies one blob and returns its length."""
         start = self.pos
         if _is_bytes(v):
-            self.write(v)
+            # Count bytes, not items, of a typed buffer (memoryview of an int array).
+            self.write(memoryview(v).cast("B") if isinstance(v, memoryview) else v)
         elif isinstance(v, BlobDescriptor):
             with v.open() as src:
                 self._copy(src, v.length if v.length >= 0 else None, v.uri)

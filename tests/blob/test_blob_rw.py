@@ -100,6 +100,13 @@ def test_types_as_datatype_and_pyarrow_input(write_blob, read_blob):
     assert read_blob(data, "MAP<STRING, BLOB>").get(0) == {"k": b"v"}
 
 
+def test_typed_buffers_are_written_as_their_bytes(write_blob, read_blob):
+    import array
+    ints = array.array("i", [1, 2, 3])
+    data = write_blob("BLOB", [memoryview(ints), bytearray(b"ba")])
+    assert read_blob(data, "BLOB").read().column(0).to_pylist() == [ints.tobytes(), b"ba"]
+
+
 def test_take_and_read_as_arrow(write_blob, read_blob):
     rows = [b"a", None, PLACEHOLDER, b"", b"e" * 1000]
     r = read_blob(write_blob("BLOB", rows), "BLOB", column="img")
