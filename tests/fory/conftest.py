@@ -71,3 +71,10 @@ def load_vectors():
 def fv():
     return types.SimpleNamespace(arrow_schema=arrow_schema, py_row=py_row,
                                  load_vectors=load_vectors, arrow_type=arrow_type)
+
+
+def pytest_generate_tests(metafunc):
+    # Tests taking `vector` run once per vector in the file (ids = names).
+    if "vector" in metafunc.fixturenames:
+        vs = load_vectors()
+        metafunc.parametrize("vector", vs, ids=[v["name"] for v in vs])
