@@ -928,6 +928,12 @@ cdef class Plan:
                     rf_st_i32(offs.data + offs.len, o32)
                     offs.len += 4
                     r += 1
+                    if r == 256 and n > 512:
+                        # size the output once from the first rows instead
+                        # of doubling (and copying) it log2(n) times
+                        if buf_reserve(&data, <int64_t> (data.len / 256.0 * (n - 256) * 1.05)):
+                            rc = E_OOM
+                            break
         if rc:
             buf_free(&data)
             buf_free(&offs)
@@ -988,6 +994,11 @@ cdef class Plan:
                 rc = bdec_fields(&self.root, data + s, e - s)
                 if rc:
                     break
+                if r == 255 and n > 512:
+                    # size the builders once from the first rows
+                    if bld_prereserve(&self.root, (n - 256) / 256.0 * 1.05):
+                        rc = E_OOM
+                        break
         if rc:
             bld_reset_children(&self.root)
             raise MalformedRowError(f"row {r}: {_MESSAGES.get(rc, 'malformed row')}")
@@ -1162,6 +1173,20 @@ cdef void bld_reset(Node *n) noexcept nogil:
         buf_zero(&n.b_offs, 4)
     for i in range(n.nchild):
         bld_reset(&n.child[i])
+
+
+cdef int bld_prereserve(Node *n, double factor) noexcept nogil:
+    cdef int i
+    if buf_reserve(&n.b_valid, <int64_t> (n.b_valid.len * factor) + 8):
+        return E_OOM
+    if buf_reserve(&n.b_data, <int64_t> (n.b_data.len * factor) + 8):
+        return E_OOM
+    if buf_reserve(&n.b_offs, <int64_t> (n.b_offs.len * factor) + 8):
+        return E_OOM
+    for i in range(n.nchild):
+        if bld_prereserve(&n.child[i], factor):
+            return E_OOM
+    return 0
 
 
 cdef void bld_reset_children(Node *n) noexcept nogil:
