@@ -803,6 +803,8 @@ cdef list dec_array(Node *e, const uint8_t *p, int64_t size):
     out = PyList_New(n)
     for i in range(n):
         if has_bm and bit_get(bm, i):
+            if not e.nullable:
+                raise _malformed(E_NOT_NULL, _fname(e))
             val = None
         else:
             val = dec_val(e, p, size, hdr + i * e.elem_width, False, None)
@@ -1342,6 +1344,10 @@ cdef int bdec_array(Node *e, const uint8_t *p, int64_t size) noexcept nogil:
         return rc
     for i in range(n):
         if has_bm and bit_get(bm, i):
+            if not e.nullable:
+                # Arrow rejects (aborts on) null map keys; treat any null in
+                # a non-nullable element type as malformed
+                return E_NOT_NULL
             rc = bld_null(e)
         else:
             rc = bdec_value(e, p, size, hdr + i * e.elem_width)
