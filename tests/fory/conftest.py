@@ -8,9 +8,8 @@ import types
 import pyarrow as pa
 import pytest
 
-VECTORS_PATH = pathlib.Path("/work/shared/vectors/fory-vectors.json")
-if not VECTORS_PATH.exists():  # the repository-relative location
-    VECTORS_PATH = pathlib.Path(__file__).resolve().parents[3] / "shared" / "vectors" / "fory-vectors.json"
+# shared/ lies beside the repository
+VECTORS_PATH = pathlib.Path(__file__).resolve().parents[3] / "shared" / "vectors" / "fory-vectors.json"
 
 _SCALARS = {
     "bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
@@ -74,7 +73,11 @@ def fv():
 
 
 def pytest_generate_tests(metafunc):
-    # Tests taking `vector` run once per vector in the file (ids = names).
+    # Tests taking `vector` run once per vector in the file (ids = names);
+    # a test marked vectors(predicate) runs only on the vectors it applies to.
     if "vector" in metafunc.fixturenames:
         vs = load_vectors()
+        marker = metafunc.definition.get_closest_marker("vectors")
+        if marker is not None:
+            vs = [v for v in vs if marker.args[0](v)]
         metafunc.parametrize("vector", vs, ids=[v["name"] for v in vs])
