@@ -203,7 +203,8 @@ _VECTOR_ELEMENTS = ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", 
 @_root("VECTOR")
 @dataclass(frozen=True)
 class VectorType(DataType):
-    """VECTOR(n, T): n primitive elements, a size varint and no null bitmap."""
+    """VECTOR<T, n> (also written VECTOR(n, T)): n primitive elements, a size
+    varint and no null bitmap. Prints as Paimon does, ``VECTOR<FLOAT, 4>``."""
 
     length: int = 1
     element: DataType = field(default_factory=lambda: AtomicType(name="FLOAT"))
@@ -216,7 +217,7 @@ class VectorType(DataType):
                 f"VECTOR elements must be one of {', '.join(_VECTOR_ELEMENTS)}, got {self.element}")
 
     def _sql(self):
-        return f"VECTOR({self.length}, {self.element})"
+        return f"VECTOR<{self.element}, {self.length}>"
 
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -29,6 +29,29 @@ from .types import RowType, as_row_type
 DEFAULT_BLOCK_SIZE = 65536
 
 
+def _has_struct(t: pa.DataType) -> bool:
+    return pa.types.is_struct(t) or any(_has_struct(t.field(i).type) for i in range(t.num_fields))
+
+
+def _tuples_to_dicts(v, t: pa.DataType):
+    """ROW values given as tuples become dicts, at any depth."""
+    if v is None:
+        return None
+    if pa.types.is_struct(t):
+        if isinstance(v, (tuple, list)) and len(v) == t.num_fields:
+            v = {t.field(i).name: v[i] for i in range(t.num_fields)}
+        if isinstance(v, Mapping):
+            return {t.field(i).name: _tuples_to_dicts(v.get(t.field(i).name), t.field(i).type)
+                    for i in range(t.num_fields)}
+        return v
+    if pa.types.is_map(t):
+        items = v.items() if isinstance(v, Mapping) else v
+        return [(k, _tuples_to_dicts(x, t.item_type)) for k, x in items]
+    if pa.types.is_list(t) or pa.types.is_fixed_size_list(t):
+        return [_tuples_to_dicts(x, t.value_type) for x in v]
+    return v
+
+
 class RowFileWriter:
     """Writes rows to a new ``.row`` file at ``path``.
 
@@ -113,6 +136,13 @@ class RowFileWriter:
             return pa.array(values, type=field.type)
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             pass
+        if _has_struct(field.type):
+            # pyarrow cannot mix tuples and dicts for one struct column
+            values = [_tuples_to_dicts(v, field.type) for v in values]
+            try:
+                return pa.array(values, type=field.type)
+            except (pa.ArrowException, TypeError, ValueError, OverflowError):
+                pass
         # Find the first value that does not convert, to name its row.
         for r, v in enumerate(values):
             try:

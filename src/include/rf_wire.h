@@ -74,6 +74,13 @@ static inline int rf_mul_add_i64(int64_t a, int64_t m, int64_t add, int64_t *out
     return 0;
 }
 
+/* millis * upm + sub (0 <= sub < upm) without overflowing in the middle for
+ * the most negative instants: for ms < 0 compute (ms + 1) * upm + (sub - upm). */
+static inline int rf_ts_units(int64_t ms, int64_t upm, int64_t sub, int64_t *out) {
+    if (ms < 0) return rf_mul_add_i64(ms + 1, upm, sub - upm, out);
+    return rf_mul_add_i64(ms, upm, sub, out);
+}
+
 #endif
 
 #ifndef RF_WIRE_EXTRA_H

@@ -463,6 +463,8 @@ cdef int enc_array(Node *c, int64_t base, int64_t size, Buf *out) noexcept nogil
     out.len += nb
     for k in range(size):
         if not is_valid(c, base + k):
+            if not c.nullable:
+                return E_NOT_NULL
             out.data[hdr + (k >> 3)] |= <uint8_t> (1 << (k & 7))
         else:
             rc = enc_value(c, base + k, out)
@@ -484,6 +486,10 @@ cdef int enc_row(Node *n, int64_t j, Buf *out, int *errcol) noexcept nogil:
     out.len += nb
     for f in range(n.nchild):
         if not is_valid(&n.child[f], idx):
+            if not n.child[f].nullable:
+                if errcol != NULL:
+                    errcol[0] = f
+                return E_NOT_NULL
             out.data[hdr + (f >> 3)] |= <uint8_t> (1 << (f & 7))
         else:
             rc = enc_value(&n.child[f], idx, out)
@@ -765,7 +771,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             return E_NANO
         pos[0] = p
         if store:
-            if rf_mul_add_i64(ms, n.upm, <int64_t> u // n.npu, &v):
+            if rf_ts_units(ms, n.upm, <int64_t> u // n.npu, &v):
                 return E_TS_RANGE
             if buf_put(&n.vals, &v, 8):
                 return E_OOM
@@ -1242,7 +1248,7 @@ cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
             pos[0] = p
             k2 = <int64_t> u
         if t.precision > 6:
-            if rf_mul_add_i64(k, 1000000, k2, &ms):
+            if rf_ts_units(k, 1000000, k2, &ms):
                 _fail(E_TS_RANGE)
             return _np.datetime64(ms, "ns")
         try:

@@ -18,6 +18,7 @@ cdef extern from "rf_wire.h" nogil:
     int64_t rf_floordiv(int64_t a, int64_t b)
     int64_t rf_floormod(int64_t a, int64_t b)
     int rf_mul_add_i64(int64_t a, int64_t m, int64_t add, int64_t *out)
+    int rf_ts_units(int64_t ms, int64_t upm, int64_t sub, int64_t *out)
     int rf_dec_fits(rf_i128 v, int precision)
     rf_i128 rf_ld_i128(const uint8_t *p)
     void rf_st_i128(uint8_t *p, rf_i128 v)

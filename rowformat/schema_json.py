@@ -1,0 +1,109 @@
+"""Paimon's schema JSON: the ``fields`` of a table schema file, as Paimon
+Java and pypaimon write them.
+
+An atomic type is its SQL text (``"INT NOT NULL"``, ``"DECIMAL(20, 2)"``);
+ARRAY, MULTISET, VECTOR, MAP and ROW are objects::
+
+    {"type": "ARRAY NOT NULL", "element": <type>}
+    {"type": "VECTOR", "element": <type>, "length": 4}
+    {"type": "MAP", "key": <type>, "value": <type>}
+    {"type": "ROW", "fields": [{"id": 0, "name": "a", "type": <type>}, ...]}
+
+Field ids are numbered depth-first from 0. ``loads`` accepts a bare field
+list, ``{"fields": [...]}``, or a whole Paimon table schema file.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+
+from .errors import SchemaError
+from .types import (
+    ArrayType, DataField, DataType, MapType, MultisetType, RowType, VectorType, parse_type,
+)
+
+
+def _type_json(t: DataType, ids) -> str | dict:
+    suffix = "" if t.nullable else " NOT NULL"
+    if isinstance(t, ArrayType):
+        return {"type": "ARRAY" + suffix, "element": _type_json(t.element, ids)}
+    if isinstance(t, MultisetType):
+        return {"type": "MULTISET" + suffix, "element": _type_json(t.element, ids)}
+    if isinstance(t, VectorType):
+        return {"type": "VECTOR" + suffix, "element": _type_json(t.element, ids), "length": t.length}
+    if isinstance(t, MapType):
+        return {"type": "MAP" + suffix, "key": _type_json(t.key, ids),
+                "value": _type_json(t.value, ids)}
+    if isinstance(t, RowType):
+        return {"type": "ROW" + suffix, "fields": _fields_json(t.fields, ids)}
+    return str(t)
+
+
+def _fields_json(fields, ids) -> list[dict]:
+    out = [{"id": next(ids), "name": f.name} for f in fields]
+    for entry, f in zip(out, fields):
+        entry["type"] = _type_json(f.type, ids)
+        if f.description is not None:
+            entry["description"] = f.description
+    return out
+
+
+def to_json_fields(schema: RowType) -> list[dict]:
+    """The schema's fields as Paimon JSON objects (with field ids)."""
+    return _fields_json(schema.fields, itertools.count())
+
+
+def dumps(schema: RowType) -> str:
+    fields = to_json_fields(schema)
+    highest = max(_all_ids(fields), default=-1)
+    return json.dumps({"fields": fields, "highestFieldId": highest}, indent=2)
+
+
+def _all_ids(fields):
+    for f in fields:
+        yield f["id"]
+        t = f["type"]
+        stack = [t]
+        while stack:
+            t = stack.pop()
+            if isinstance(t, dict):
+                stack.extend(t.get(k) for k in ("element", "key", "value") if t.get(k) is not None)
+                yield from _all_ids(t.get("fields", []))
+
+
+def _parse_type(j) -> DataType:
+    if isinstance(j, str):
+        return parse_type(j)
+    if not isinstance(j, dict) or "type" not in j:
+        raise SchemaError(f"not a Paimon type: {j!r}")
+    head = j["type"].strip().upper()
+    nullable = not head.endswith("NOT NULL")
+    kind = head.split()[0].split("<")[0]
+    if kind == "ARRAY":
+        return ArrayType(element=_parse_type(j["element"]), nullable=nullable)
+    if kind == "MULTISET":
+        return MultisetType(element=_parse_type(j["element"]), nullable=nullable)
+    if kind == "VECTOR":
+        return VectorType(length=int(j["length"]), element=_parse_type(j["element"]),
+                          nullable=nullable)
+    if kind == "MAP":
+        return MapType(key=_parse_type(j["key"]), value=_parse_type(j["value"]), nullable=nullable)
+    if kind == "ROW":
+        return RowType(fields=tuple(_parse_field(f) for f in j["fields"]), nullable=nullable)
+    return parse_type(j["type"])
+
+
+def _parse_field(j: dict) -> DataField:
+    try:
+        return DataField(j["name"], _parse_type(j["type"]), j.get("description"))
+    except KeyError as e:
+        raise SchemaError(f"schema JSON field {j!r} lacks {e}") from None
+
+
+def loads(text: str | bytes | dict | list) -> RowType:
+    """Parses Paimon schema JSON into a RowType."""
+    data = json.loads(text) if isinstance(text, (str, bytes)) else text
+    fields = data.get("fields") if isinstance(data, dict) else data
+    if not isinstance(fields, list):
+        raise SchemaError("schema JSON has no 'fields' list")
+    return RowType(fields=tuple(_parse_field(f) for f in fields), top_level=True)

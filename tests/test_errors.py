@@ -1,0 +1,273 @@
+"""Bad values and bad files get clear rowformat errors naming the file,
+block, row and column; writes are atomic."""
+import os
+import signal
+import struct
+import subprocess
+import sys
+import textwrap
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import rowformat
+from rowformat import (CorruptFileError, RowFileReader, RowFileWriter, ValueConversionError,
+                       schema, to_arrow_schema)
+from rowformat.block_index import BlockIndex
+from rowformat.errors import LimitExceededError
+from rowformat.footer import Footer
+
+
+@pytest.mark.parametrize("text, row, match", [
+    ("a INT, d DECIMAL(10, 2)", (1, Decimal("123456789.12")), r"column 'd', row 1: .*DECIMAL\(10, 2\)"),
+    ("a INT, t TINYINT", (1, 300), r"column 't', row 1: 300 does not fit TINYINT"),
+    ("a INT, i INT", (1, "abc"), r"column 'i', row 1: 'abc'"),
+    ("a INT, n BIGINT NOT NULL", (1, None), r"column 'n', row 1: null in a NOT NULL column"),
+    ("a INT, d DECIMAL(5, 2)", (1, Decimal("1.234")), r"column 'd', row 1"),
+])
+def test_write_rows_value_errors_name_column_and_row(tmp_path, text, row, match):
+    p = tmp_path / "x.row"
+    with pytest.raises(ValueConversionError, match=match):
+        with RowFileWriter(p, schema(text)) as w:
+            w.write_rows([(0, None) if "NOT NULL" not in text else (0, 0), row])
+    assert not p.exists()
+    assert os.listdir(tmp_path) == []   # the temporary file is gone too
+
+
+def test_write_rows_shape_errors(tmp_path):
+    with RowFileWriter(tmp_path / "x.row", schema("a INT, b INT")) as w:
+        with pytest.raises(ValueConversionError, match="row 0: 1 values for 2 columns"):
+            w.write_rows([(1,)])
+        with pytest.raises(ValueConversionError, match=r"row 0: unknown field\(s\) \['c'\]"):
+            w.write_rows([{"a": 1, "c": 2}])
+
+
+def test_arrow_value_errors_name_column_and_row(tmp_path):
+    s = schema("a INT, d DECIMAL(10, 0), n STRING NOT NULL")
+    with RowFileWriter(tmp_path / "x.row", s) as w:
+        with pytest.raises(ValueConversionError, match=r"column 'a', row 3: 2147483648"):
+            w.write(pa.table({"a": pa.array([1, 2, 3, 2**31, 5], pa.int64()),
+                              "d": pa.array([1] * 5, pa.decimal128(38, 0)),
+                              "n": ["x"] * 5}))
+        with pytest.raises(ValueConversionError, match=r"column 'd', row 1"):
+            w.write(pa.table({"a": [1, 2], "d": pa.array([Decimal(1), Decimal(10**20)], pa.decimal128(38, 0)),
+                              "n": ["x", "y"]}))
+        with pytest.raises(ValueConversionError, match=r"column 'n', row 1: null in a NOT NULL"):
+            w.write(pa.table({"a": [1, 2], "d": pa.array([1, 2], pa.decimal128(10, 0)), "n": ["x", None]}))
+        with pytest.raises(rowformat.SchemaError, match=r"missing \['n'\]"):
+            w.write(pa.table({"a": [1], "d": pa.array([1], pa.decimal128(10, 0))}))
+        w.write(pa.table({"n": ["ok"], "a": [7], "d": pa.array([1], pa.decimal128(10, 0))}))
+    with RowFileReader(tmp_path / "x.row", s) as r:
+        assert r.num_rows == 1 and r.get(0) == (7, Decimal(1), "ok")
+
+
+def test_nested_not_null_and_unrepresentable_values(tmp_path):
+    s = schema("a ARRAY<INT NOT NULL>")
+    p = tmp_path / "n.row"
+    with pytest.raises(ValueConversionError, match=r"column 'a', row 0: null in a NOT NULL field"):
+        with RowFileWriter(p, s) as w:
+            w.write(pa.table({"a": pa.array([[1, None]], pa.list_(pa.int32()))}))
+    assert not p.exists()
+    arrow_decimal = pa.Array.from_buffers(pa.decimal128(3, 0), 1, [None, pa.py_buffer(
+        (10**5).to_bytes(16, "little", signed=True))])  # Arrow does not enforce precision; we do
+    with pytest.raises(ValueConversionError, match="precision"):
+        with RowFileWriter(p, schema("d DECIMAL(3, 0)")) as w:
+            w.write(pa.table({"d": arrow_decimal}))
+    assert not p.exists()
+
+
+def test_failed_writer_cannot_continue(tmp_path):
+    p = tmp_path / "f.row"
+    w = RowFileWriter(p, schema("a ARRAY<INT NOT NULL>"))
+    with pytest.raises(ValueConversionError):
+        w.write(pa.table({"a": pa.array([[None]], pa.list_(pa.int32()))}))
+    with pytest.raises(rowformat.RowFormatError, match="failed"):
+        w.write_rows([([1],)])
+    with pytest.raises(rowformat.RowFormatError, match="no file was written"):
+        w.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_exception_inside_with_leaves_no_file(tmp_path):
+    p = tmp_path / "a.row"
+    p.write_bytes(b"previous")
+    with pytest.raises(RuntimeError):
+        with RowFileWriter(p, schema("a INT")) as w:
+            w.write_rows([(1,)])
+            raise RuntimeError("boom")
+    assert p.read_bytes() == b"previous"
+    assert sorted(os.listdir(tmp_path)) == ["a.row"]
+
+
+def test_killed_writer_leaves_no_file(tmp_path):
+    target = tmp_path / "k.row"
+    script = textwrap.dedent(f"""
+        import sys, rowformat
+        w = rowformat.RowFileWriter({str(target)!r}, rowformat.schema("a INT, b STRING"))
+        for i in range(10**9):
+            w.write_rows([(i, "x" * 100)] * 1000)
+            if i == 5:
+                print("writing", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            cwd=tmp_path)  # not the repository root: import the installed package
+    assert proc.stdout.readline().strip() == "writing"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not target.exists()
+    leftovers = os.listdir(tmp_path)
+    assert leftovers and all(n.startswith(".k.row.") and n.endswith(".tmp") for n in leftovers)
+
+
+# -- corrupt files ---------------------------------------------------------------
+
+S = schema("a INT NOT NULL, b STRING")
+
+
+@pytest.fixture
+def good(tmp_path):
+    p = tmp_path / "good.row"
+    with RowFileWriter(p, S, block_size=256) as w:
+        w.write_rows([(i, f"v{i}") for i in range(100)])
+    return p
+
+
+def _craft(tmp_path, blocks: bytes, comp, uncomp, starts, total, block_count=None, name="c.row"):
+    index = BlockIndex(np.array(comp, np.int64), np.array(uncomp, np.int64),
+                       np.array(starts, np.int64)).to_bytes()
+    footer = Footer(total, len(starts) if block_count is None else block_count, len(blocks), len(index))
+    p = tmp_path / name
+    p.write_bytes(blocks + index + footer.to_bytes())
+    return p
+
+
+def _open(p, schema_=S, **kw):
+    return RowFileReader(p, schema_, **kw)
+
+
+def test_footer_block_count_cross_check(good):
+    data = bytearray(good.read_bytes())
+    struct.pack_into("<i", data, len(data) - 24, 99)
+    good.write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match=r"good.row: .*footer declares 99"):
+        _open(good)
+
+
+@pytest.mark.parametrize("data, match", [
+    (b"", "too few"), (b"x" * 31, "too few"), (bytes(128), "magic is 0x00000000"),
+])
+def test_short_and_zero_files(tmp_path, data, match):
+    p = tmp_path / "z.row"
+    p.write_bytes(data)
+    with pytest.raises(CorruptFileError, match=match):
+        _open(p)
+
+
+def test_bad_version_and_index_location(good):
+    data = bytearray(good.read_bytes())
+    bad = bytearray(data)
+    bad[-8] = 2
+    good.write_bytes(bytes(bad))
+    with pytest.raises(CorruptFileError, match="unsupported .row version 2"):
+        _open(good)
+    bad = bytearray(data)
+    struct.pack_into("<q", bad, len(bad) - 20, 2**40)
+    good.write_bytes(bytes(bad))
+    with pytest.raises(CorruptFileError, match="invalid block index location"):
+        _open(good)
+
+
+@pytest.mark.parametrize("comp, uncomp, starts, total, match", [
+    ([10, 20], [1, 1], [0, 1], 2, None),                       # sizes consistent: accepted
+    ([10, 20], [1, 1], [10, 20], 30, "first block starts at row 10"),
+    ([10, 20], [1, 1], [0, 0], 5, "not strictly increasing"),
+    ([10, 20], [1, 1], [0, 5], 5, "last block starts at row 5"),
+    ([30], [1], [0], 0, "last block starts at row 0"),
+    ([-1, 31], [1, 1], [0, 1], 2, "negative compressed size"),
+    ([10, 20], [1, -1], [0, 1], 2, "negative uncompressed size"),
+    ([], [], [], 3, "no blocks, but the footer declares 3 rows"),
+    ([10, 20], [1], [0, 1], 2, "array lengths differ"),
+])
+def test_index_invariants(tmp_path, comp, uncomp, starts, total, match):
+    p = _craft(tmp_path, bytes(30 if comp else 0), comp, uncomp, starts, total,
+               block_count=max(len(comp), len(starts)))
+    if match is None:
+        _open(p).close()
+    else:
+        with pytest.raises(CorruptFileError, match=match):
+            _open(p)
+
+
+def test_blocks_must_end_at_the_index(tmp_path):
+    p = _craft(tmp_path, bytes(30), [10, 10], [1, 1], [0, 1], 2)
+    with pytest.raises(CorruptFileError, match="blocks end at 20, but the footer puts the block index at 30"):
+        _open(p)
+
+
+def test_declared_block_size_is_bounded_before_allocation(tmp_path):
+    p = _craft(tmp_path, bytes(10), [10], [2**31 - 1], [0], 1)
+    with pytest.raises(LimitExceededError, match="block 0 declares 2147483647"):
+        _open(p)
+
+
+def _block_frame(raw: bytes) -> bytes:
+    import zstandard
+    c = zstandard.ZstdCompressor(write_content_size=False).compressobj()
+    return c.compress(raw) + c.flush()
+
+
+def test_damaged_frames_and_blocks(tmp_path, good):
+    data = bytearray(good.read_bytes())
+    data[5] ^= 0xFF                      # inside block 0's frame
+    good.write_bytes(bytes(data))
+    with _open(good) as r:
+        with pytest.raises(CorruptFileError, match="good.row: block 0: ZSTD decompression failed"):
+            r.get(0)
+        assert r.get(99) == (99, "v99")  # other blocks still read
+
+    raw = struct.pack("<i", 5) + struct.pack("<ii", 0, 1)   # claims 1 row, index says 2
+    frame = _block_frame(raw)
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw)], [0], 2)
+    with _open(p) as r, pytest.raises(CorruptFileError, match="block 0 holds 1 rows, but the index says 2"):
+        r.read()
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw) + 1], [0], 1, name="d.row")
+    with _open(p) as r, pytest.raises(CorruptFileError, match="decompressed to 12 bytes, but the index declares 13"):
+        r.get(0)
+    raw = struct.pack("<ii", 0, 9)   # the trailing count 9 cannot fit in 8 bytes
+    frame = _block_frame(raw)
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw)], [0], 9, name="e.row")
+    with _open(p) as r, pytest.raises(CorruptFileError, match="cannot hold its declared 9 rows"):
+        r.get(0)
+
+
+@pytest.mark.parametrize("row, match", [
+    (b"\x00\x01\x00\x00\x00\x05ab", "column 'b'.*end in the middle"),      # string overruns
+    (b"\x00\x01\x00", "column 'a'.*end in the middle"),                     # int truncated
+    (b"\x01\x00\x00\x00\x00", "column 'a'.*null in a NOT NULL"),            # null bit on NOT NULL
+    (b"\x00\x01\x00\x00\x00\x02\xff\xfe", "column 'b'.*UTF-8"),
+    (b"\x00\x01\x00\x00\x00\xff\xff\xff\xff\xff\x01", "column 'b'.*varint"),
+    (b"\x02\x01\x00\x00\x00junk", "do not match the schema"),               # leftover bytes
+])
+def test_malformed_rows_name_block_row_and_column(tmp_path, row, match):
+    raw = row + struct.pack("<ii", 0, 1)
+    frame = _block_frame(raw)
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw)], [0], 1)
+    with _open(p) as r:
+        with pytest.raises(CorruptFileError, match=r"c.row: block 0, row 0.*" if "schema" in match else
+                           r"c.row: block 0, row 0, " + match):
+            r.read()
+        with pytest.raises(CorruptFileError, match="block 0, row 0"):
+            r.get(0)
+
+
+def test_wrong_schema_is_caught(good):
+    with _open(good, schema("a BIGINT NOT NULL, b STRING")) as r:
+        with pytest.raises(CorruptFileError, match="good.row: block 0, row 0"):
+            r.read()
+
+
+def test_reader_rejects_non_files():
+    with pytest.raises(TypeError, match="path or a binary file object"):
+        RowFileReader(42, S)
