@@ -8,8 +8,9 @@ Arrow, 1,000 single-row lookups (file opened once, one call each; median and p99
 rowformat both with its block cache dropped before each call and cached), and one
 batched lookup of 10,000 sorted random rows. Two more child processes per format
 measure peak RSS (VmHWM, reset before the operation) of a write and of a scan above the
-baseline RSS. Then the floor (floor.py) on the rowformat file's own blocks and the
-bounded-memory scan check (memcheck.py). Prints a markdown table, the ratios
+baseline RSS. The floor (floor.py) is measured on the rowformat file's own blocks,
+interleaved run by run with rowformat's own operations (same machine load); the
+bounded-memory scan check (memcheck.py) runs last. Prints a markdown table, the ratios
 against the issue's targets, and writes it all to benchmarks/results.md.
 
 Slow peers (pure-Python pypaimon, fastavro) are measured on a prefix of the data
@@ -62,6 +63,10 @@ def _subset_rows(peer, rows):
 
 
 def child_timing(a) -> dict:
+    """Times one format. For rowformat, the ZSTD floor operations on the file's own blocks
+    run interleaved with rowformat's (write | compress all, scan | decompress all, each
+    lookup | decompress that row's block, batched lookup | decompress its blocks), so the
+    ratios compare runs made under the same machine load."""
     peer = _make_peer(a.peer, a.threads)
     table = _load_table(a)
     n = _subset_rows(peer, table.num_rows)
@@ -72,24 +77,49 @@ def child_timing(a) -> dict:
     reps = a.repeat if scale == 1 else max(1, min(a.repeat, 2))
     res = {"peer": a.peer, "name": peer.name, "note": peer.note, "version": peer.version(),
            "rows_measured": n, "scale": scale}
+    fl = None
+    fres = {}                      # floor results (rowformat only)
 
-    def timed(fn, before=None):
-        times = []
+    def timed(fn, before=None, partners=None):
+        """Median of reps runs of fn (scaled); each run is followed by one run of each
+        partner (floor operation), whose medians go to fres."""
+        times, ptimes = [], {k: [] for k in partners or {}}
         for _ in range(reps):
             if before:
                 before()
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
+            for k, pf in (partners or {}).items():
+                t0 = time.perf_counter()
+                pf()
+                ptimes[k].append(time.perf_counter() - t0)
+        for k, v in ptimes.items():
+            fres[k] = statistics.median(v)
         return statistics.median(times) * scale, times
 
-    res["write_s"], res["write_all"] = timed(lambda: peer.write(table, path), lambda: peer.remove(path))
+    peer.remove(path)
+    peer.write(table, path)                          # warm-up write (untimed), same for every format
+    partners = None
+    if a.peer == "rowformat":
+        import floor as floor_mod
+        fl = floor_mod.Floor(path, 1)
+        fres.update(fl.info)
+        partners = {"comp_1t": lambda: fl.compress_blocks("1t"),
+                    "comp_2t_pool": lambda: fl.compress_blocks("2t-pool"),
+                    "comp_2t_multi": lambda: fl.compress_blocks("2t-multi")}
+    res["write_s"], res["write_all"] = timed(lambda: peer.write(table, path), lambda: peer.remove(path),
+                                             partners)
     res["size_bytes"] = peer.size(path) * scale
     out = {}
 
     def scan():
         out["t"] = peer.scan(path)
-    res["scan_s"], res["scan_all"] = timed(scan)
+    if fl:
+        partners = {"decomp_1t": lambda: fl.decompress_blocks(None, "1t"),
+                    "decomp_2t_pool": lambda: fl.decompress_blocks(None, "2t-pool"),
+                    "decomp_2t_multi": lambda: fl.decompress_blocks(None, "2t-multi")}
+    res["scan_s"], res["scan_all"] = timed(scan, None, partners)
     got = out.pop("t")
     got = got.cast(table.schema) if got.schema != table.schema else got
     res["scan_equal"] = bool(got.equals(table))
@@ -102,7 +132,9 @@ def child_timing(a) -> dict:
     drop = getattr(lk, "drop_cache", None)
     for i in rows[:5]:
         lk.get(int(i))                           # warm up code paths, not the rows' blocks
-    lat = []
+    lat, flat, plat = [], [], []
+    starts = lk.reader.block_index.row_starts if fl else None
+    fd = os.open(path, os.O_RDONLY) if fl else None
     for i in rows:
         i = int(i)
         if drop:
@@ -110,9 +142,23 @@ def child_timing(a) -> dict:
         t0 = time.perf_counter_ns()
         lk.get(i)
         lat.append(time.perf_counter_ns() - t0)
+        if fl:                                   # floor: decompress this row's block (from memory)
+            b = int(np.searchsorted(starts, i, side="right")) - 1
+            t0 = time.perf_counter_ns()
+            fl.decompress_block(b)
+            flat.append(time.perf_counter_ns() - t0)
+            t0 = time.perf_counter_ns()          # and with the pread of its frame
+            fl.d.decompress(os.pread(fd, len(fl.frames[b]), int(fl.offsets[b])),
+                            max_output_size=fl.sizes[b])
+            plat.append(time.perf_counter_ns() - t0)
     res["get_median_us"] = float(np.median(lat)) / 1e3
     res["get_p99_us"] = float(np.percentile(lat, 99)) / 1e3
     res["lookups"] = n_lookups
+    if fl:
+        os.close(fd)
+        fres["one_block"] = float(np.median(flat)) / 1e9
+        fres["one_block_p99"] = float(np.percentile(flat, 99)) / 1e9
+        fres["one_block_pread"] = float(np.median(plat)) / 1e9
     if drop:                                     # cached: the row's block is in the cache
         lat = []
         for i in rows:
@@ -125,26 +171,35 @@ def child_timing(a) -> dict:
         res["get_cached_p99_us"] = float(np.percentile(lat, 99)) / 1e3
 
     # one batched lookup of 10k sorted random rows (scaled down with the subset: same density)
-    k = max(1, int(round(a.take * n / (n * scale))))
+    k = max(1, int(round(a.take / scale)))
     take_rows = np.sort(rng.choice(n, size=min(k, n), replace=False))
     res["take_rows"] = len(take_rows)
 
     def take():
         out["t"] = lk.take(take_rows)
-    res["take_s"], res["take_all"] = timed(take, drop)
+    partners = None
+    if fl:
+        ids = np.unique(np.searchsorted(starts, take_rows, side="right") - 1).tolist()
+        fres["take_blocks"] = len(ids)
+        partners = {"decomp_1t_take": lambda: fl.decompress_blocks(ids, "1t"),
+                    "decomp_2t_take_pool": lambda: fl.decompress_blocks(ids, "2t-pool"),
+                    "decomp_2t_take_multi": lambda: fl.decompress_blocks(ids, "2t-multi")}
+    res["take_s"], res["take_all"] = timed(take, drop, partners)
     t = out.pop("t")
     t = t.cast(table.schema) if t.schema != table.schema else t
     res["take_equal"] = bool(t.equals(table.take(pa.array(take_rows))))
-    if a.peer == "rowformat":
+    if fl:
         r = lk.reader
-        res["take_blocks"] = np.unique(np.searchsorted(r.block_index.row_starts, take_rows,
-                                                       side="right") - 1).tolist()
         res["block_size_bytes"] = int(np.median(r.block_index.uncompressed_sizes))
         res["num_blocks"] = r.num_blocks
         res["rows_per_block"] = float(n / r.num_blocks)
+        fres["decomp_2t"] = min(fres["decomp_2t_pool"], fres["decomp_2t_multi"])
+        fres["comp_2t"] = min(fres["comp_2t_pool"], fres["comp_2t_multi"])
+        fres["decomp_2t_take"] = min(fres["decomp_2t_take_pool"], fres["decomp_2t_take_multi"])
+        fl.close()
+        res["floor"] = fres
     lk.close()
-    if not a.keep_file:
-        peer.remove(path)
+    peer.remove(path)
     return res
 
 
@@ -203,10 +258,15 @@ def machine_info() -> dict:
 
 
 def library_commit() -> str:
+    """HEAD, and the last commit that changed the library (rowformat/, src/)."""
     try:
         root = os.path.dirname(HERE)
-        sha = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True).stdout.strip()
+        git = ["git", "-C", root]
+        head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        lib = subprocess.run(git + ["log", "-1", "--format=%h %s", "--", "rowformat", "src"],
+                             capture_output=True, text=True).stdout.strip()
+        sha = f"{head} (library last changed in {lib[:90]})" if lib else head
         dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "rowformat", "src"],
                                capture_output=True, text=True).stdout.strip()
         return sha + (" (+ local changes)" if dirty else "")
@@ -297,17 +357,22 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
         L.append("")
         L.append(f"**ZSTD floor** on the rowformat file's own {floor['blocks']:,} blocks "
                  f"({floor['uncompressed_bytes'] / 1e6:,.1f} MB uncompressed, "
-                 f"{floor['compressed_bytes'] / 1e6:,.1f} MB compressed, level 1, python-zstandard):\n")
+                 f"{floor['compressed_bytes'] / 1e6:,.1f} MB compressed, level 1, python-zstandard), "
+                 f"each run interleaved with the matching rowformat run above:\n")
         L.append("| floor | time |")
         L.append("|---|---:|")
-        L.append(f"| decompress one block (median size, warm) | {_fmt_us(floor['one_block'] * 1e6)} |")
-        L.append(f"| pread + decompress one block | {_fmt_us(floor['one_block_pread'] * 1e6)} |")
+        L.append(f"| decompress the looked-up row's block, from memory (median / p99 of the "
+                 f"{meta['lookups']:,} lookups) | {_fmt_us(floor['one_block'] * 1e6)} / "
+                 f"{_fmt_us(floor['one_block_p99'] * 1e6)} |")
+        L.append(f"| pread + decompress the looked-up row's block (median) | "
+                 f"{_fmt_us(floor['one_block_pread'] * 1e6)} |")
         L.append(f"| decompress all blocks, 1 thread | {_fmt_t(floor['decomp_1t'])} |")
         L.append(f"| decompress all blocks, 2 threads (pool / multi_decompress_to_buffer) | "
                  f"{_fmt_t(floor['decomp_2t_pool'])} / {_fmt_t(floor['decomp_2t_multi'])} |")
         if "decomp_2t_take" in floor:
-            L.append(f"| decompress the {floor['take_blocks']:,} blocks the 10k lookup touches, 2 threads "
-                     f"| {_fmt_t(floor['decomp_2t_take'])} |")
+            L.append(f"| decompress the {floor['take_blocks']:,} blocks the 10k lookup touches, 1 thread / "
+                     f"2 threads (pool / multi) | {_fmt_t(floor['decomp_1t_take'])} / "
+                     f"{_fmt_t(floor['decomp_2t_take_pool'])} / {_fmt_t(floor['decomp_2t_take_multi'])} |")
         L.append(f"| compress all blocks, 1 thread | {_fmt_t(floor['comp_1t'])} |")
         L.append(f"| compress all blocks, 2 threads (pool / multi_compress_to_buffer) | "
                  f"{_fmt_t(floor['comp_2t_pool'])} / {_fmt_t(floor['comp_2t_multi'])} |")
@@ -355,7 +420,8 @@ def targets(results, floor, memres):
     c = rf.get("get_cached_median_us")
     out.append(("lookup, cached: median <= 5 us", _fmt_us(c) if c is not None else "not measured",
                 None if c is None else c <= 5.0))
-    dt = min(floor.get("decomp_2t_take", d2), floor["decomp_1t"]) if floor else None
+    dt = (min(floor["decomp_2t_take"], floor["decomp_1t_take"]) if floor and "decomp_2t_take" in floor
+          else d2)
     add("10k batched lookup / 2-thread decompress floor of its blocks <= 1.3x", rf["take_s"], dt, 1.3, False)
     if memres and "error" not in memres:
         out.append((f"memory: scan of a {memres['file_bytes'] / 1e6:,.0f} MB file "
@@ -372,7 +438,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=1_000_000)
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--lookups", type=int, default=1000)
     p.add_argument("--take", type=int, default=10_000)
     p.add_argument("--threads", type=int, default=2, help="threads= for rowformat, when it has it")
@@ -383,7 +449,6 @@ def main(argv=None):
     # internal: child processes
     p.add_argument("--child", choices=["timing", "mem-write", "mem-scan"], help=argparse.SUPPRESS)
     p.add_argument("--peer", help=argparse.SUPPRESS)
-    p.add_argument("--keep-file", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
 
     if a.child:
@@ -392,6 +457,7 @@ def main(argv=None):
         return
 
     load_before = os.getloadavg()
+    commit = library_commit()           # before the run: what was installed and measured
     work = a.workdir or tempfile.mkdtemp(prefix="rowformat-bench-")
     os.makedirs(work, exist_ok=True)
     t_start = time.time()
@@ -403,10 +469,13 @@ def main(argv=None):
                   "--lookups", str(a.lookups), "--take", str(a.take), "--threads", str(a.threads)]
         keys = [k.strip() for k in a.peers.split(",") if k.strip()]
         results, mem = {}, {}
+        floor = None
+        if "rowformat" in keys:
+            keys.remove("rowformat")
+            keys.insert(0, "rowformat")
         for key in keys:
             t0 = time.time()
-            extra = ["--keep-file"] if key == "rowformat" else []
-            results[key] = _run_child(["--child", "timing", "--peer", key] + extra + common)
+            results[key] = _run_child(["--child", "timing", "--peer", key] + common)
             if not a.no_memory and "error" not in results[key]:
                 mem[key] = {"write": _run_child(["--child", "mem-write", "--peer", key] + common),
                             "scan": _run_child(["--child", "mem-scan", "--peer", key] + common)}
@@ -414,14 +483,12 @@ def main(argv=None):
             status = r.get("error") or (f"write {r['write_s']:.2f}s scan {r['scan_s']:.2f}s "
                                         f"get {r['get_median_us']:.0f}us take {r['take_s']:.2f}s")
             print(f"  {key:10} {status}  ({time.time() - t0:.0f}s)", flush=True)
+            if key == "rowformat" and "floor" in r:
+                floor = r.pop("floor")
+                print(f"  {'floor':10} decompress one block {floor['one_block'] * 1e6:.0f}us, all "
+                      f"{floor['decomp_1t']:.2f}s / {floor['decomp_2t']:.2f}s (1/2 threads), compress all "
+                      f"{floor['comp_1t']:.2f}s / {floor['comp_2t']:.2f}s", flush=True)
 
-        floor = None
-        rf_path = os.path.join(work, "rowformat.row")
-        if os.path.exists(rf_path):
-            import floor as floor_mod
-            print("floor ...", flush=True)
-            floor = floor_mod.measure(rf_path, 1, max(a.repeat, 3),
-                                      block_ids=results["rowformat"].get("take_blocks"))
         memres = None
         if not a.no_memory and "rowformat" in keys:
             print("bounded-memory scan check ...", flush=True)
@@ -437,11 +504,9 @@ def main(argv=None):
     rf_note = results.get("rowformat", {}).get("note", "?")
     meta = {"rows": a.rows, "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "machine": machine_info(), "load_before": load_before, "load_after": os.getloadavg(),
-            "versions": versions(), "commit": library_commit(), "rf_note": rf_note, "repeat": a.repeat,
+            "versions": versions(), "commit": commit, "rf_note": rf_note, "repeat": a.repeat,
             "lookups": a.lookups, "take": a.take,
             "command": f"python benchmarks/compare.py --rows {a.rows}"}
-    for r in results.values():
-        r.pop("take_blocks", None)
     text = render(results, floor, mem, memres, meta)
     text += f"\n_Total run time {time.time() - t_start:,.0f} s._\n"
     print()

@@ -52,80 +52,112 @@ def _split(items, parts):
     return [items[i:i + k] for i in range(0, len(items), k)]
 
 
-def measure(path: str, level: int = 1, repeat: int = 5, block_ids=None) -> dict:
-    """Floor timings in seconds. ``block_ids``: also time decompressing just those blocks
-    on two threads (the floor of a batched lookup touching them)."""
-    frames, usize, offsets = load_blocks(path)
-    sizes = usize.tolist()
+def _decomp_list(fs, ss):
     d = zstandard.ZstdDecompressor()
-    out = {"blocks": len(frames), "compressed_bytes": int(sum(map(len, frames))),
-           "uncompressed_bytes": int(usize.sum())}
+    return [d.decompress(f, max_output_size=s) for f, s in zip(fs, ss)]
 
-    # one block: the median-sized one, decompressed many times, warm
-    order = np.argsort([len(f) for f in frames])
-    mid = int(order[len(order) // 2])
-    frame, us = frames[mid], sizes[mid]
+
+class Floor:
+    """The floor operations on one .row file's blocks, as callables, so that a caller can
+    interleave them with the library's own operations (same machine load for both)."""
+
+    def __init__(self, path: str, level: int = 1):
+        self.path = path
+        self.level = level
+        self.frames, usize, self.offsets = load_blocks(path)
+        self.sizes = usize.tolist()
+        self.d = zstandard.ZstdDecompressor()
+        self.pool = ThreadPoolExecutor(2)
+        self._raw = None
+        self.info = {"blocks": len(self.frames), "compressed_bytes": int(sum(map(len, self.frames))),
+                     "uncompressed_bytes": int(usize.sum())}
+
+    def close(self):
+        self.pool.shutdown()
+
+    # -- decompression
+    def decompress_block(self, b: int):
+        return self.d.decompress(self.frames[b], max_output_size=self.sizes[b])
+
+    def decompress_blocks(self, ids=None, how: str = "1t"):
+        fs = self.frames if ids is None else [self.frames[b] for b in ids]
+        ss = self.sizes if ids is None else [self.sizes[b] for b in ids]
+        if how == "1t":
+            return _decomp_list(fs, ss)
+        if how == "2t-pool":
+            return list(self.pool.map(lambda p: _decomp_list(*p), zip(_split(fs, 2), _split(ss, 2))))
+        if how == "2t-multi":
+            buf = struct.pack(f"={len(ss)}Q", *ss)
+            return self.d.multi_decompress_to_buffer(fs, decompressed_sizes=buf, threads=2)
+        raise ValueError(how)
+
+    # -- compression
+    @property
+    def raw(self):
+        if self._raw is None:
+            self._raw = _decomp_list(self.frames, self.sizes)
+        return self._raw
+
+    def _comp_list(self, blocks):
+        c = zstandard.ZstdCompressor(level=self.level, write_content_size=False, write_checksum=False)
+        return [c.compress(b) for b in blocks]
+
+    def compress_blocks(self, how: str = "1t"):
+        raw = self.raw
+        if how == "1t":
+            return self._comp_list(raw)
+        if how == "2t-pool":
+            return list(self.pool.map(self._comp_list, _split(raw, 2)))
+        if how == "2t-multi":
+            c = zstandard.ZstdCompressor(level=self.level, write_content_size=False, write_checksum=False)
+            return c.multi_compress_to_buffer(raw, threads=2)
+        raise ValueError(how)
+
+
+def _best_2t(fn, repeat):
+    """(median pool time, median multi_*_to_buffer time, the better of the two)."""
+    t_pool = _median_time(lambda: fn("2t-pool"), repeat)
+    try:
+        t_multi = _median_time(lambda: fn("2t-multi"), repeat)
+    except Exception:        # noqa: BLE001 - optional fast path of python-zstandard
+        t_multi = float("inf")
+    return t_pool, t_multi, min(t_pool, t_multi)
+
+
+def measure(path: str, level: int = 1, repeat: int = 5, block_ids=None) -> dict:
+    """Floor timings in seconds, measured back to back. ``block_ids``: also time
+    decompressing just those blocks (the floor of a batched lookup touching them)."""
+    fl = Floor(path, level)
+    out = dict(fl.info)
+    order = np.argsort([len(f) for f in fl.frames])
+    mid = int(order[len(order) // 2])       # the median-sized block, decompressed warm
     n_one = 300
 
     def one():
         for _ in range(n_one):
-            d.decompress(frame, max_output_size=us)
+            fl.decompress_block(mid)
     out["one_block"] = _median_time(one, repeat) / n_one
 
     fd = os.open(path, os.O_RDONLY)
-    off, clen = int(offsets[mid]), len(frame)
+    off, clen, us = int(fl.offsets[mid]), len(fl.frames[mid]), fl.sizes[mid]
 
     def one_pread():
         for _ in range(n_one):
-            d.decompress(os.pread(fd, clen, off), max_output_size=us)
+            fl.d.decompress(os.pread(fd, clen, off), max_output_size=us)
     out["one_block_pread"] = _median_time(one_pread, repeat) / n_one
     os.close(fd)
 
-    def decomp_list(fs, ss):
-        dd = zstandard.ZstdDecompressor()
-        return [dd.decompress(f, max_output_size=s) for f, s in zip(fs, ss)]
-
-    out["decomp_1t"] = _median_time(lambda: decomp_list(frames, sizes), repeat)
-
-    pool = ThreadPoolExecutor(2)
-
-    def decomp_threads(fs, ss):
-        parts = list(zip(_split(fs, 2), _split(ss, 2)))
-        return list(pool.map(lambda p: decomp_list(*p), parts))
-
-    t_pool = _median_time(lambda: decomp_threads(frames, sizes), repeat)
-    sizes_buf = struct.pack(f"={len(sizes)}Q", *sizes)
-    try:
-        t_multi = _median_time(
-            lambda: d.multi_decompress_to_buffer(frames, decompressed_sizes=sizes_buf, threads=2), repeat)
-    except Exception:        # noqa: BLE001 - optional fast path of python-zstandard
-        t_multi = float("inf")
-    out["decomp_2t_pool"], out["decomp_2t_multi"] = t_pool, t_multi
-    out["decomp_2t"] = min(t_pool, t_multi)
-
+    out["decomp_1t"] = _median_time(lambda: fl.decompress_blocks(None, "1t"), repeat)
+    out["decomp_2t_pool"], out["decomp_2t_multi"], out["decomp_2t"] = _best_2t(
+        lambda how: fl.decompress_blocks(None, how), repeat)
     if block_ids is not None:
         ids = sorted(set(int(b) for b in block_ids))
-        fs = [frames[b] for b in ids]
-        ss = [sizes[b] for b in ids]
         out["take_blocks"] = len(ids)
-        out["decomp_2t_take"] = _median_time(lambda: decomp_threads(fs, ss), repeat)
-
-    raw = decomp_list(frames, sizes)
-    c = zstandard.ZstdCompressor(level=level, write_content_size=False, write_checksum=False)
-
-    def comp_list(blocks):
-        cc = zstandard.ZstdCompressor(level=level, write_content_size=False, write_checksum=False)
-        return [cc.compress(b) for b in blocks]
-
-    out["comp_1t"] = _median_time(lambda: comp_list(raw), repeat)
-    t_pool = _median_time(lambda: list(pool.map(comp_list, _split(raw, 2))), repeat)
-    try:
-        t_multi = _median_time(lambda: c.multi_compress_to_buffer(raw, threads=2), repeat)
-    except Exception:        # noqa: BLE001
-        t_multi = float("inf")
-    out["comp_2t_pool"], out["comp_2t_multi"] = t_pool, t_multi
-    out["comp_2t"] = min(t_pool, t_multi)
-    pool.shutdown()
+        out["decomp_1t_take"] = _median_time(lambda: fl.decompress_blocks(ids, "1t"), repeat)
+        out["decomp_2t_take"] = _best_2t(lambda how: fl.decompress_blocks(ids, how), repeat)[2]
+    out["comp_1t"] = _median_time(lambda: fl.compress_blocks("1t"), repeat)
+    out["comp_2t_pool"], out["comp_2t_multi"], out["comp_2t"] = _best_2t(fl.compress_blocks, repeat)
+    fl.close()
     return out
 
 
