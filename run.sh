@@ -30,7 +30,7 @@ case "${1:-}" in
         shift
         # Run from tests/ so the source package in the repository root can
         # never shadow the installed one.
-        "$VENV/bin/python" -c "import rowformat, sys; print('testing', rowformat.__file__)"
+        "$VENV/bin/python" -P -c "import rowformat; print('testing', rowformat.__file__)"
         "$VENV/bin/pytest" "$@" ;;
     *)
         echo "usage: bash run.sh {demo|test|setup}" >&2

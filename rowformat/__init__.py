@@ -10,5 +10,7 @@ from .footer import Footer
 from .block_index import BlockIndex
 from .reader import RowFileReader, RowIndexError
 from .writer import RowFileWriter
+from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,
+                   BlobPlaceholder, PLACEHOLDER, is_blob_descriptor)
 
 __version__ = "0.1.0"

@@ -7,8 +7,12 @@ from the LRU cache), decode the row.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -106,11 +110,12 @@ class RowFileReader:
 
     Options: ``cache_bytes`` is the LRU block cache budget (0 disables it);
     ``max_block_size`` bounds the uncompressed size any block may declare,
-    checked before anything is allocated.
+    checked before anything is allocated; ``threads`` blocks are read and
+    decompressed ahead of the decoder on scans (default: the core count).
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
-                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE):
+                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
@@ -124,6 +129,9 @@ class RowFileReader:
         self._cache = BlockCache(cache_bytes)
         self._decompressor = threading.local()
         self._decoders = threading.local()
+        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        self._pool = None
+        self._pool_lock = threading.Lock()
 
     def _open(self):
         size = self._source.size
@@ -143,6 +151,7 @@ class RowFileReader:
         self._offsets = self.block_index.offsets
         self._starts = self.block_index.row_starts
         self._ends = np.append(self._starts[1:], f.total_rows).astype(np.int64)
+        self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
 
     # -- metadata ----------------------------------------------------------
     @property
@@ -176,15 +185,47 @@ class RowFileReader:
                                    f"but the index declares {usize}")
         return data
 
-    def block(self, b: int) -> "_rowcodec.Block":
-        """Block ``b``, decompressed and checked (cached)."""
+    def block(self, b: int, *, cache: bool = True) -> "_rowcodec.Block":
+        """Block ``b``, decompressed and checked. Taken from the cache, and put
+        there when ``cache`` (scans pass False, so they do not evict the
+        blocks point lookups keep hot)."""
         block = self._cache.get(b)
         if block is not None:
             return block
         frame = self._source.read(int(self._offsets[b]), int(self.block_index.compressed_sizes[b]))
         block = self._make_block(b, self._decompress(b, frame))
-        self._cache.put(b, block, block.nbytes)
+        if cache:
+            self._cache.put(b, block, block.nbytes)
         return block
+
+    def _blocks(self, ids, cache: bool) -> Iterator[tuple[int, "_rowcodec.Block"]]:
+        """(b, block) for the block numbers ``ids`` in order, with up to
+        2 x threads blocks read and decompressed ahead on a thread pool (the
+        GIL is released in both and in the decoder)."""
+        ids = iter(ids)
+        if self.threads == 1:
+            for b in ids:
+                yield b, self.block(b, cache=cache)
+            return
+        pool = self._executor()
+        window = deque((b, pool.submit(self.block, b, cache=cache))
+                       for b in itertools.islice(ids, 2 * self.threads))
+        try:
+            while window:
+                b, future = window.popleft()
+                nxt = next(ids, None)
+                if nxt is not None:
+                    window.append((nxt, pool.submit(self.block, nxt, cache=cache)))
+                yield b, future.result()
+        finally:
+            for _, future in window:
+                future.cancel()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-read")
+            return self._pool
 
     def _make_block(self, b: int, data) -> "_rowcodec.Block":
         try:
@@ -219,12 +260,16 @@ class RowFileReader:
             out.append(c)
         return tuple(out)
 
-    def _decoder(self, positions: tuple[int, ...]) -> "_rowcodec.RowDecoder":
+    def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
+        """This thread's decoder for the columns ``positions`` (None: all)."""
         cache = getattr(self._decoders, "by_cols", None)
         if cache is None:
             cache = self._decoders.by_cols = {}
         dec = cache.get(positions)
         if dec is None:
+            if positions is None:
+                dec = cache[None] = self._decoder(tuple(range(len(self.schema))))
+                return dec
             schema = pa.schema([self.arrow_schema.field(i) for i in positions])
             dec = cache[positions] = _rowcodec.RowDecoder(self.schema, positions, schema)
         return dec
@@ -247,10 +292,10 @@ class RowFileReader:
             i += n
         if not 0 <= i < n:
             raise RowIndexError(f"row {i} outside [0, {n}) in {self.name}")
-        b = int(np.searchsorted(self._starts, i, side="right")) - 1
+        b = bisect.bisect_right(self._starts_list, i) - 1
         block = self.block(b)
-        dec = self._decoder(tuple(range(len(self.schema))))
-        local = i - int(self._starts[b])
+        dec = self._decoder(None)
+        local = i - self._starts_list[b]
         try:
             return dec.decode_row(block, local)
         except _rowcodec.ValueDecodeError as e:
@@ -284,9 +329,7 @@ class RowFileReader:
             starts = np.concatenate(([0], cuts)) if len(rows) else np.zeros(0, np.int64)
             blocks = ids[starts] if len(rows) else []
             groups = np.split(rows, cuts) if len(rows) else []
-        for k, b in enumerate(blocks):
-            b = int(b)
-            block = self.block(b)
+        for k, (b, block) in enumerate(self._blocks((int(b) for b in blocks), cache=False)):
             local = None if groups is None else np.ascontiguousarray(groups[k] - self._starts[b])
             total = block.num_rows if local is None else len(local)
             done = 0
@@ -342,6 +385,9 @@ class RowFileReader:
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         self._source.close()
         self._cache.clear()
 

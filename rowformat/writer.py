@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -57,19 +60,24 @@ class RowFileWriter:
 
     ``schema`` is a :class:`RowType`, schema text or ``pyarrow.Schema``.
     ``block_size`` is Paimon's ``file.block-size`` (uncompressed bytes) and
-    ``zstd_level`` its ``file.compression.zstd-level``.
+    ``zstd_level`` its ``file.compression.zstd-level``. ``threads`` blocks
+    are compressed at once (default: the core count) while rows are encoded;
+    the output does not depend on it.
     """
 
-    def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1):
+    def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,
+                 threads: int | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.path = os.fspath(path)
         self.block_size = int(block_size)
         self.zstd_level = int(zstd_level)
         self._encoder = _rowcodec.BlockEncoder(self.schema, self.block_size)
-        self._compressor = zstandard.ZstdCompressor(
-            level=self.zstd_level, write_content_size=False, write_checksum=False,
-            write_dict_id=False)
+        self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
+        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-zstd") \
+            if self.threads > 1 else None
+        self._in_flight: deque = deque()   # (rows, uncompressed size, future of the frame)
+        self._local = threading.local()     # one compressor per thread: they are not shareable
         directory = os.path.dirname(os.path.abspath(self.path))
         fd, self._tmp_path = tempfile.mkstemp(
             prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
@@ -215,14 +223,35 @@ class RowFileWriter:
                 f"continue and the file will be discarded")
         self._rows += batch.num_rows
 
+    def _compress(self, block: bytes) -> bytes:
+        """One ZSTD frame with no content size and no checksum, made by a
+        streaming compressor exactly as zstd-jni's stream makes Java's."""
+        c = getattr(self._local, "c", None)
+        if c is None:
+            c = self._local.c = zstandard.ZstdCompressor(
+                level=self.zstd_level, write_content_size=False, write_checksum=False,
+                write_dict_id=False)
+        obj = c.compressobj()
+        return obj.compress(block) + obj.flush()
+
     def _write_block(self, block: bytes):
         rows = int.from_bytes(block[-4:], "little", signed=True)
-        c = self._compressor.compressobj()
-        frame = c.compress(block) + c.flush()
+        if self._pool is None:
+            self._append_frame(rows, len(block), self._compress(block))
+            return
+        self._in_flight.append((rows, len(block), self._pool.submit(self._compress, block)))
+        while len(self._in_flight) > 2 * self.threads:
+            self._drain_one()
+
+    def _drain_one(self):
+        rows, size, future = self._in_flight.popleft()
+        self._append_frame(rows, size, future.result())
+
+    def _append_frame(self, rows: int, size: int, frame: bytes):
         self._file.write(frame)
         self._row_starts.append(self._flushed_rows)
         self._compressed_sizes.append(len(frame))
-        self._uncompressed_sizes.append(len(block))
+        self._uncompressed_sizes.append(size)
         self._flushed_rows += rows
 
     # -- lifetime --------------------------------------------------------------
@@ -242,6 +271,9 @@ class RowFileWriter:
             last = self._encoder.flush()
             if last is not None:
                 self._write_block(last)
+            while self._in_flight:
+                self._drain_one()
+            self._shutdown_pool()
             index = BlockIndex(np.array(self._compressed_sizes, np.int64),
                                np.array(self._uncompressed_sizes, np.int64),
                                np.array(self._row_starts, np.int64)).to_bytes()
@@ -263,6 +295,8 @@ class RowFileWriter:
         if self._state == "closed":
             return
         self._state = "aborted"
+        self._in_flight.clear()
+        self._shutdown_pool()
         try:
             self._file.close()
         finally:
@@ -270,6 +304,11 @@ class RowFileWriter:
                 os.unlink(self._tmp_path)
             except FileNotFoundError:
                 pass
+
+    def _shutdown_pool(self):
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def __enter__(self):
         return self

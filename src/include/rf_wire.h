@@ -105,6 +105,7 @@ static inline rf_i128 rf_ld_i128(const uint8_t *p) { rf_i128 v; memcpy(&v, p, 16
 static inline void rf_st_i128(uint8_t *p, rf_i128 v) { memcpy(p, &v, 16); }
 static inline int64_t rf_i128_hi(rf_i128 v) { return (int64_t)(v >> 64); }
 static inline uint64_t rf_i128_lo(rf_i128 v) { return (uint64_t)v; }
+static inline int rf_i128_fits_i64(rf_i128 v) { return v >= INT64_MIN && v <= INT64_MAX; }
 
 /* Minimal big-endian two's complement of v into out[16]; returns the length
  * (1..16), as Java's BigInteger.toByteArray() does. */

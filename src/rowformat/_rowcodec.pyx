@@ -164,6 +164,9 @@ ctypedef struct Node:
     int kind
     int nullable
     int precision       # DECIMAL
+    int scale           # DECIMAL
+    int pyconv          # decode_row: which Python type to build (PY_*)
+    int row_id          # ROW: index of its field names in RowDecoder.names
     int store           # decode: build Arrow output for this node
     int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
     int64_t npu         # TS_NANO: nanoseconds per Arrow unit
@@ -185,17 +188,39 @@ ctypedef struct Node:
     int64_t bnull
 
 
+# How decode_row turns a wire value into a Python value.
+cdef enum PyConv:
+    PY_PLAIN = 0
+    PY_DATE
+    PY_TIME
+    PY_TS
+    PY_TS_LTZ
+    PY_TS_NS
+    PY_DEC
+
+
 cdef int _units_per_milli(int precision):
     return 1 if precision <= 3 else 1000 if precision <= 6 else 1000000
 
 
-cdef int plan_init(Node *n, t) except -1:
-    """Fills n from a rowformat.types DataType."""
+cdef int plan_init(Node *n, t, list names=None) except -1:
+    """Fills n from a rowformat.types DataType. ``names`` collects the field
+    names of every ROW (n.row_id indexes it), for decode_row."""
     cdef str root = t.root
     n.nullable = 1 if t.nullable else 0
     n.store = 1
     n.nchild = 0
     n.child = NULL
+    n.pyconv = PY_PLAIN
+    if root == "DATE":
+        n.pyconv = PY_DATE
+    elif root == "TIME":
+        n.pyconv = PY_TIME
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        n.pyconv = PY_TS_NS if t.precision > 6 else PY_TS_LTZ if t.ltz else PY_TS
+    elif root == "DECIMAL":
+        n.pyconv = PY_DEC
+        n.scale = t.scale
     if root == "BOOLEAN":
         n.kind = K_BOOL
     elif root == "TINYINT":
@@ -241,29 +266,32 @@ cdef int plan_init(Node *n, t) except -1:
     elif root == "ARRAY":
         n.kind = K_LIST
         _plan_children(n, 1)
-        plan_init(&n.child[0], t.element)
+        plan_init(&n.child[0], t.element, names)
     elif root == "MULTISET":
         n.kind = K_MAP
         _plan_children(n, 2)
-        plan_init(&n.child[0], t.element)
+        plan_init(&n.child[0], t.element, names)
         n.child[1].kind = K_I32
         n.child[1].store = 1
     elif root == "MAP":
         n.kind = K_MAP
         _plan_children(n, 2)
-        plan_init(&n.child[0], t.key)
-        plan_init(&n.child[1], t.value)
+        plan_init(&n.child[0], t.key, names)
+        plan_init(&n.child[1], t.value, names)
     elif root == "VECTOR":
         n.kind = K_VECTOR
         n.fixed = t.length
         _plan_children(n, 1)
-        plan_init(&n.child[0], t.element)
+        plan_init(&n.child[0], t.element, names)
         n.child[0].nullable = 0
     elif root == "ROW":
         n.kind = K_ROW
         _plan_children(n, len(t.fields))
+        if names is not None:
+            n.row_id = len(names)
+            names.append(tuple(f.name for f in t.fields))
         for i, f in enumerate(t.fields):
-            plan_init(&n.child[i], f.type)
+            plan_init(&n.child[i], f.type, names)
     else:
         raise ValueError(f"unsupported type {t}")
     plan_reset_builders(n)
@@ -1005,16 +1033,16 @@ cdef class RowDecoder:
     in the given order) or into Python tuples."""
     cdef Node root
     cdef list columns
+    cdef list names
     cdef object arrow_schema
-    cdef object row_type
     cdef int64_t pending
 
     def __cinit__(self, row_type, columns, arrow_schema):
         """columns: top-level field positions to output, in output order."""
         cdef int i
         memset(&self.root, 0, sizeof(Node))
-        plan_init(&self.root, row_type)
-        self.row_type = row_type
+        self.names = []
+        plan_init(&self.root, row_type, self.names)
         self.columns = list(columns)
         for i in range(self.root.nchild):
             self.root.child[i].store = 1 if i in self.columns else 0
@@ -1100,7 +1128,7 @@ cdef class RowDecoder:
         if block.row_span(i, &s, &e):
             raise RowDecodeError(error_message(E_TRUNC), i, None)
         pos = s
-        values = py_row(&self.root, self.row_type, block.ptr, &pos, e, 1)
+        values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
         if pos != e:
             raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                  "ended before the row's end", i, None)
@@ -1130,19 +1158,48 @@ cdef inline object _fail(int code):
 
 
 cdef object py_decimal(rf_i128 v, int scale):
-    cdef object u = int(rf_i128_hi(v)) * (1 << 64) + int(rf_i128_lo(v))
-    sign = 1 if u < 0 else 0
-    digits = tuple(int(ch) for ch in str(-u if sign else u))
-    return _Decimal((sign, digits, -scale))
+    # from text: exact for all 38 digits, unlike arithmetic in a 28-digit context
+    cdef object u
+    if rf_i128_fits_i64(v):
+        u = <long long> v
+    else:
+        u = int(rf_i128_hi(v)) * (1 << 64) + int(rf_i128_lo(v))
+    return _Decimal(f"{u}E-{scale}")
 
 
-cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
+cdef object py_scalar(Node *n, int64_t k, int64_t sub):
+    """The Python value of an integer wire value k (and TIMESTAMP's nano-of-milli sub)."""
+    cdef int64_t v
+    if n.pyconv == PY_PLAIN:
+        return k
+    if n.pyconv == PY_DEC:
+        return py_decimal(<rf_i128> k, n.scale)
+    if n.pyconv == PY_DATE:
+        try:
+            return _dt.date.fromordinal(_EPOCH_ORDINAL + k)
+        except (ValueError, OverflowError):
+            raise CorruptFileError(f"DATE {k} days from 1970-01-01 is outside years 1..9999")
+    if n.pyconv == PY_TIME:
+        if k < 0 or k >= 86400000:
+            raise CorruptFileError(f"TIME {k} ms is outside one day")
+        return _dt.time(k // 3600000, (k // 60000) % 60, (k // 1000) % 60, (k % 1000) * 1000)
+    if n.pyconv == PY_TS_NS:
+        if rf_ts_units(k, 1000000, sub, &v):
+            _fail(E_TS_RANGE)
+        return _np.datetime64(v, "ns")
+    try:
+        return (_EPOCH_UTC if n.pyconv == PY_TS_LTZ else _EPOCH) + \
+            _timedelta(milliseconds=k, microseconds=sub // 1000)
+    except OverflowError:
+        raise CorruptFileError(f"TIMESTAMP {k} ms from the epoch is outside years 1..9999")
+
+
+cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end):
     cdef int64_t p = pos[0]
-    cdef int64_t ln, ms, k, k2
+    cdef int64_t ln, k, k2
     cdef uint64_t u
     cdef rf_i128 d
-    cdef int rc
-    cdef int64_t before
+    cdef int rc, w
     if n.kind in (K_BIN, K_STR, K_LBIN, K_DEC128):
         rc = rf_read_len(b, &p, end, &ln)
         if rc:
@@ -1160,15 +1217,15 @@ cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
                 _fail(E_DEC_EMPTY)
             if rf_be_to_i128(b + p, ln, &d) or not rf_dec_fits(d, n.precision):
                 _fail(E_DEC_OVERFLOW)
-            return py_decimal(d, t.scale)
+            return py_decimal(d, n.scale)
         return (<const char *> b)[p:p + ln]
     if n.kind == K_ROW:
-        return py_row(n, t, b, pos, end, 0)
+        return py_row(n, names, b, pos, end, 0)
     if n.kind == K_LIST:
-        return py_array(&n.child[0], t.element, b, pos, end)
+        return py_array(&n.child[0], names, b, pos, end)
     if n.kind == K_MAP:
-        keys = py_array(&n.child[0], t.element if t.root == "MULTISET" else t.key, b, pos, end)
-        values = py_array(&n.child[1], None if t.root == "MULTISET" else t.value, b, pos, end)
+        keys = py_array(&n.child[0], names, b, pos, end)
+        values = py_array(&n.child[1], names, b, pos, end)
         if len(keys) != len(values):
             _fail(E_MAP_SIZE)
         return list(zip(keys, values))
@@ -1179,83 +1236,44 @@ cdef object py_value(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end):
         if ln != n.fixed:
             _fail(E_VECTOR_SIZE)
         pos[0] = p
-        return [py_value(&n.child[0], t.element, b, pos, end) for k in range(ln)]
+        return [py_value(&n.child[0], names, b, pos, end) for k in range(ln)]
     if n.kind == K_VARIANT:
-        value = py_value(&n.child[0], None, b, pos, end)
-        metadata = py_value(&n.child[1], None, b, pos, end)
+        value = py_value(&n.child[0], names, b, pos, end)
+        metadata = py_value(&n.child[1], names, b, pos, end)
         return {"value": value, "metadata": metadata}
     # fixed-width scalars
+    w = 1 if n.kind in (K_BOOL, K_I8) else 2 if n.kind == K_I16 else \
+        4 if n.kind in (K_I32, K_TIME, K_F32) else 8
+    if p + w > end:
+        _fail(E_TRUNC)
+    pos[0] = p + w
     if n.kind == K_BOOL:
-        if p + 1 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 1
         return b[p] != 0
-    if n.kind == K_I8:
-        if p + 1 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 1
-        return <signed char> b[p]
-    if n.kind == K_I16:
-        if p + 2 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 2
-        return rf_ld_i16(b + p)
     if n.kind == K_F32:
-        if p + 4 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 4
         return _ld_f32(b + p)
     if n.kind == K_F64:
-        if p + 8 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 8
         return _ld_f64(b + p)
-    if n.kind in (K_I32, K_TIME):
-        if p + 4 > end:
-            _fail(E_TRUNC)
-        pos[0] = p + 4
+    if n.kind == K_I8:
+        k = <signed char> b[p]
+    elif n.kind == K_I16:
+        k = rf_ld_i16(b + p)
+    elif w == 4:
         k = rf_ld_i32(b + p)
-        root = t.root if t is not None else "INT"
-        if root == "DATE":
-            try:
-                return _dt.date.fromordinal(_EPOCH_ORDINAL + k)
-            except (ValueError, OverflowError):
-                raise CorruptFileError(f"DATE {k} days from 1970-01-01 is outside years 1..9999")
-        if root == "TIME":
-            if k < 0 or k >= 86400000:
-                raise CorruptFileError(f"TIME {k} ms is outside one day")
-            return _dt.time(k // 3600000, (k // 60000) % 60, (k // 1000) % 60, (k % 1000) * 1000)
-        return k
-    if n.kind in (K_I64, K_DEC64, K_TS_NANO):
-        if p + 8 > end:
-            _fail(E_TRUNC)
+    else:
         k = rf_ld_i64(b + p)
+        if n.kind == K_DEC64 and not rf_dec_fits(<rf_i128> k, n.precision):
+            _fail(E_DEC_OVERFLOW)
+    k2 = 0
+    if n.kind == K_TS_NANO:
         p += 8
+        rc = rf_read_uvarint(b, &p, end, 5, &u)
+        if rc:
+            _fail(E_TRUNC if rc == -1 else E_VARINT)
+        if u > 999999:
+            _fail(E_NANO)
         pos[0] = p
-        if n.kind == K_DEC64:
-            if not rf_dec_fits(<rf_i128> k, n.precision):
-                _fail(E_DEC_OVERFLOW)
-            return py_decimal(<rf_i128> k, t.scale)
-        if t is None or t.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-            return k
-        k2 = 0
-        if n.kind == K_TS_NANO:
-            rc = rf_read_uvarint(b, &p, end, 5, &u)
-            if rc:
-                _fail(E_TRUNC if rc == -1 else E_VARINT)
-            if u > 999999:
-                _fail(E_NANO)
-            pos[0] = p
-            k2 = <int64_t> u
-        if t.precision > 6:
-            if rf_ts_units(k, 1000000, k2, &ms):
-                _fail(E_TS_RANGE)
-            return _np.datetime64(ms, "ns")
-        try:
-            return (_EPOCH_UTC if t.ltz else _EPOCH) + _timedelta(milliseconds=k, microseconds=k2 // 1000)
-        except OverflowError:
-            raise CorruptFileError(f"TIMESTAMP {k} ms from the epoch is outside years 1..9999")
-    _fail(E_OOM)
+        k2 = <int64_t> u
+    return py_scalar(n, k, k2)
 
 
 cdef inline double _ld_f64(const uint8_t *p) noexcept:
@@ -1270,7 +1288,7 @@ cdef inline float _ld_f32(const uint8_t *p) noexcept:
     return v
 
 
-cdef object py_array(Node *c, t, const uint8_t *b, int64_t *pos, int64_t end):
+cdef object py_array(Node *c, list names, const uint8_t *b, int64_t *pos, int64_t end):
     cdef int64_t p = pos[0]
     cdef int64_t size, nb, k
     cdef const uint8_t *bitmap
@@ -1289,11 +1307,11 @@ cdef object py_array(Node *c, t, const uint8_t *b, int64_t *pos, int64_t end):
                 _fail(E_NOT_NULL)
             out.append(None)
         else:
-            out.append(py_value(c, t, b, pos, end))
+            out.append(py_value(c, names, b, pos, end))
     return out
 
 
-cdef object py_row(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end, bint top):
+cdef object py_row(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end, bint top):
     cdef int64_t nb = (n.nchild + 7) >> 3
     cdef const uint8_t *hdr
     cdef int f
@@ -1302,7 +1320,6 @@ cdef object py_row(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end, bint
     hdr = b + pos[0]
     pos[0] += nb
     values = []
-    fields = t.fields
     for f in range(n.nchild):
         if (hdr[f >> 3] >> (f & 7)) & 1:
             if not n.child[f].nullable:
@@ -1310,7 +1327,7 @@ cdef object py_row(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end, bint
             values.append(None)
         else:
             try:
-                values.append(py_value(&n.child[f], fields[f].type, b, pos, end))
+                values.append(py_value(&n.child[f], names, b, pos, end))
             except _ValueError as e:
                 if top and e.column is None:
                     e.column = f
@@ -1321,7 +1338,7 @@ cdef object py_row(Node *n, t, const uint8_t *b, int64_t *pos, int64_t end, bint
                 raise
     if top:
         return tuple(values)
-    return {fields[f].name: values[f] for f in range(n.nchild)}
+    return dict(zip(<tuple> names[n.row_id], values))
 
 
 cdef object _fail_col(int code, int f, bint top):

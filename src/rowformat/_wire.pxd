@@ -24,6 +24,7 @@ cdef extern from "rf_wire.h" nogil:
     void rf_st_i128(uint8_t *p, rf_i128 v)
     int64_t rf_i128_hi(rf_i128 v)
     uint64_t rf_i128_lo(rf_i128 v)
+    int rf_i128_fits_i64(rf_i128 v)
     int rf_i128_to_be_minimal(rf_i128 v, uint8_t *out)
     int rf_be_to_i128(const uint8_t *p, int64_t n, rf_i128 *out)
     int rf_utf8_valid(const uint8_t *s, int64_t n)

@@ -1,0 +1,18 @@
+"""Paimon ``.blob`` files: the public API.
+
+* :class:`BlobFileWriter` / :class:`BlobFileReader` for BLOB, ARRAY<BLOB> and
+  MAP<K, BLOB> columns (``blob_kind``, ``blob_writer``, ``blob_reader``);
+* :data:`PLACEHOLDER`, the marker of a placeholder row;
+* :class:`BlobDescriptor`, a serialized reference to a byte range of a file.
+
+The byte layout is described in ``blob_meta`` (file, entries, index) and
+``blob_payload`` (nested ARRAY and MAP payloads).
+"""
+from .blob_descriptor import BlobDescriptor, BlobDescriptorError, is_blob_descriptor
+from .blob_kind import PLACEHOLDER, BlobPlaceholder
+from .blob_reader import BlobFileReader
+from .blob_stream import RangeStream
+from .blob_writer import BlobFileWriter
+
+__all__ = ["BlobFileWriter", "BlobFileReader", "BlobDescriptor", "BlobDescriptorError",
+           "is_blob_descriptor", "PLACEHOLDER", "BlobPlaceholder", "RangeStream"]

@@ -1,0 +1,178 @@
+"""Untrusted input: truncated, corrupted and fuzzed rows raise
+MalformedRowError (a rowformat.RowFormatError) and never read out of
+bounds; bad values on encode raise ValueConversionError."""
+import random
+import struct
+
+import pyarrow as pa
+import pytest
+
+import rowformat
+from rowformat.errors import ValueConversionError
+from rowformat.fory import MalformedRowError, RowEncoder, RowView, SchemaHashMismatchError
+
+
+def _setup(vector, fv):
+    schema = fv.arrow_schema(vector["schema"])
+    return RowEncoder(schema, vector["variant"]), schema, fv.py_row(vector["schema"], vector["value"]), \
+        bytes.fromhex(vector["hex"])
+
+
+def _all_paths(enc, schema, layout, data):
+    """Decode through every reader; return the dict or raise."""
+    d = enc.decode(data)
+    v = RowView(schema, data, layout=layout).to_dict()
+    b = enc.decode_batch(pa.array([data], pa.binary())).to_pylist()[0]
+    assert repr(d) == repr(v) == repr(b)   # repr: NaN-safe
+    return d
+
+
+def test_truncated_prefixes(vector, fv):
+    enc, schema, value, data = _setup(vector, fv)
+    for n in range(len(data)):
+        try:
+            got = _all_paths(enc, schema, vector["variant"], data[:n])
+        except MalformedRowError:
+            continue
+        # only trailing padding may be cut without losing data
+        assert got == value, n
+
+
+def test_fuzzed_bytes_never_crash(vector, fv):
+    enc, schema, value, data = _setup(vector, fv)
+    rng = random.Random(vector["name"])
+    for _ in range(300):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(b))
+            b[i] = rng.choice([0, 0xFF, 0x7F, 0x80, rng.randrange(256)])
+        try:
+            _all_paths(enc, schema, vector["variant"], bytes(b))
+        except rowformat.RowFormatError:
+            pass
+
+
+def test_slot_offsets_out_of_bounds():
+    schema = pa.schema([("s", pa.string()), ("l", pa.list_(pa.int64())), ("m", pa.map_(pa.string(), pa.int8()))])
+    enc = RowEncoder(schema)
+    data = bytearray(enc.encode({"s": "hello", "l": [1, 2], "m": [("k", 1)]}))
+    for slot in (8, 16, 24):
+        for bad in ((1 << 32) - 1, len(data), len(data) + 1):
+            b = bytearray(data)
+            struct.pack_into("<I", b, slot + 4, bad)       # offset
+            with pytest.raises(MalformedRowError, match="outside"):
+                enc.decode(bytes(b))
+            with pytest.raises(MalformedRowError):
+                enc.decode_batch(pa.array([bytes(b)]))
+            b = bytearray(data)
+            struct.pack_into("<I", b, slot, 0xFFFFFFFF)     # size
+            with pytest.raises(MalformedRowError):
+                enc.decode(bytes(b))
+            with pytest.raises(MalformedRowError):
+                RowView(schema, bytes(b))[slot // 8 - 1]
+
+
+def test_bad_counts_and_map_sizes():
+    schema = pa.schema([("l", pa.list_(pa.int64())), ("m", pa.map_(pa.int32(), pa.int32()))])
+    enc = RowEncoder(schema)
+    data = enc.encode({"l": [1, 2, 3], "m": [(1, 2)]})
+    lo = struct.unpack_from("<I", data, 12)[0]
+    mo = struct.unpack_from("<I", data, 20)[0]
+    for count in (-1, 1 << 40, 4, 1 << 31):
+        b = bytearray(data)
+        struct.pack_into("<q", b, lo, count)
+        with pytest.raises(MalformedRowError, match="count"):
+            enc.decode(bytes(b))
+        with pytest.raises(MalformedRowError):
+            enc.decode_batch(pa.array([bytes(b)]))
+    for ks in (-8, 1 << 33, 1000):
+        b = bytearray(data)
+        struct.pack_into("<q", b, mo, ks)
+        with pytest.raises(MalformedRowError):
+            enc.decode(bytes(b))
+        with pytest.raises(MalformedRowError):
+            enc.decode_batch(pa.array([bytes(b)]))
+
+
+def test_compact_negative_count():
+    schema = pa.schema([("l", pa.list_(pa.int32()))])
+    enc = RowEncoder(schema, "compact")
+    data = bytearray(enc.encode({"l": [1]}))
+    off = struct.unpack_from("<I", data, 4)[0]
+    struct.pack_into("<i", data, off, -5)
+    with pytest.raises(MalformedRowError):
+        enc.decode(bytes(data))
+
+
+def test_short_rows_and_bad_utf8():
+    enc = RowEncoder(pa.schema([("a", pa.int64()), ("s", pa.string())]))
+    for n in range(24):
+        with pytest.raises(MalformedRowError, match="fixed region"):
+            enc.decode(bytes(n))
+    data = bytearray(enc.encode({"a": 1, "s": "ab"}))
+    data[24] = 0xFF
+    with pytest.raises(MalformedRowError, match="UTF-8"):
+        enc.decode(bytes(data))
+    with pytest.raises(MalformedRowError, match="UTF-8"):
+        enc.decode_batch(pa.array([bytes(data)]))
+    with pytest.raises(MalformedRowError, match="UTF-8"):
+        enc.view(bytes(data)).get_str(1)
+    with pytest.raises(MalformedRowError, match="null row"):
+        enc.decode_batch(pa.array([None], pa.binary()))
+
+
+def test_out_of_range_dates_and_decimals():
+    enc = RowEncoder(pa.schema([("d", pa.date32()), ("x", pa.decimal128(5, 1))]))
+    data = bytearray(enc.encode({"d": None, "x": None}))
+    data[0] = 0
+    struct.pack_into("<i", data, 8, 2**31 - 1)
+    with pytest.raises(MalformedRowError, match="date range"):
+        enc.decode(bytes(data))
+    # a 32-byte decimal whose high half is not sign extension cannot be decimal128
+    ok = bytearray(enc.encode({"d": 0, "x": 1}))
+    off = struct.unpack_from("<I", ok, 20)[0]
+    ok[off + 20] = 1
+    with pytest.raises(MalformedRowError, match="decimal"):
+        enc.decode_batch(pa.array([bytes(ok)]))
+
+
+def test_hash_checked():
+    enc = RowEncoder(pa.schema([("a", pa.int32())]))
+    framed = enc.encode_with_hash({"a": 5})
+    assert enc.decode_with_hash(framed) == {"a": 5}
+    other = RowEncoder(pa.schema([("a", pa.int64())]))
+    with pytest.raises(SchemaHashMismatchError):
+        other.decode_with_hash(framed)
+    with pytest.raises(MalformedRowError, match="8-byte"):
+        enc.decode_with_hash(b"\x01\x02")
+    assert issubclass(SchemaHashMismatchError, rowformat.RowFormatError)
+
+
+def test_view_offset_checked():
+    schema = pa.schema([("a", pa.int32())])
+    with pytest.raises(MalformedRowError):
+        RowView(schema, bytes(16), offset=17)
+    with pytest.raises(MalformedRowError):
+        RowView(schema, bytes(16), offset=9)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_encode_rejects_bad_values(layout):
+    schema = pa.schema([pa.field("a", pa.int8(), nullable=False), ("s", pa.string()),
+                        ("l", pa.list_(pa.field("item", pa.int16(), nullable=False))),
+                        ("t", pa.timestamp("us")), ("x", pa.decimal128(4, 2))])
+    enc = RowEncoder(schema, layout)
+    good = {"a": 1, "s": "x", "l": [1], "t": None, "x": None}
+    enc.encode(good)
+    for bad in ({"a": None}, {"a": 128}, {"a": -129}, {"a": 1.5}, {"a": "1"}, {"s": b"x"},
+                {"s": 3}, {"l": [None]}, {"l": [40000]}, {"l": "ab"}, {"t": "2020"},
+                {"x": __import__("decimal").Decimal("123.45")},
+                {"x": __import__("decimal").Decimal("1.234")}):
+        with pytest.raises(ValueConversionError):
+            enc.encode({**good, **bad})
+    with pytest.raises(ValueConversionError, match="tuple"):
+        enc.encode((1, 2))
+    batch = pa.RecordBatch.from_pylist([{**good, "a": None}],
+                                       schema=schema.set(0, pa.field("a", pa.int8())))
+    with pytest.raises(rowformat.RowFormatError):
+        enc.encode_batch(batch)
