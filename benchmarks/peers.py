@@ -123,7 +123,8 @@ class RowFormatLookup:
 class PyPaimonRow(Peer):
     name = "pypaimon .row"
     ext = ".row"
-    note = "pure Python per value; FormatRowWriter/FormatRowReader"
+    note = ("pure Python per value; FormatRowWriter/FormatRowReader; a new reader per lookup "
+            "(it takes row_indices at construction)")
     max_rows_write = 20_000
     max_rows_scan = 20_000
     lookups = 200
