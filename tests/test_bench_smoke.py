@@ -1,0 +1,56 @@
+"""Smoke test of the benchmark suite's own parts at a tiny size (no timing claims):
+the seeded generator, the rowformat adapter, the ZSTD floor and the memory check."""
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+ROOT = os.path.dirname(BENCH)
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != ROOT]  # installed package only
+sys.path.insert(0, BENCH)
+
+import dataset  # noqa: E402
+
+
+def test_dataset_is_seeded_and_shaped():
+    a, b = dataset.generate(3000, seed=5), dataset.generate(3000, seed=5)
+    assert a.equals(b) and a.schema.equals(dataset.ARROW_SCHEMA)
+    assert not a.equals(dataset.generate(3000, seed=6))
+    names = pa.compute.utf8_length(a["name"]).to_numpy()
+    assert names.min() >= 8 and names.max() <= 24
+    assert pa.compute.count_distinct(a["city"]).as_py() <= 200
+    tags = pa.compute.list_value_length(a["tags"]).to_numpy()
+    assert tags.min() >= 0 and tags.max() <= 4
+    pay = pa.compute.binary_length(a["payload"]).to_numpy()
+    assert pay.min() >= 16 and pay.max() <= 64
+
+
+def test_rowformat_adapter_and_floor(tmp_path):
+    import numpy as np
+    import floor
+    import peers
+    t = dataset.generate(5000)
+    p = peers.RowFormat(threads=2)
+    path = str(tmp_path / "x.row")
+    p.write(t, path)
+    assert p.scan(path).equals(t)
+    lk = p.open(path)
+    lk.drop_cache()
+    assert lk.get(1234)[0] == 1234
+    rows = np.array([3, 77, 4999])
+    assert lk.take(rows).equals(t.take(pa.array(rows)))
+    lk.close()
+    f = floor.measure(path, repeat=1, block_ids=[0, 1])
+    assert f["blocks"] >= 2 and f["one_block"] > 0 and f["decomp_2t"] > 0 and f["comp_2t"] > 0
+
+
+def test_memcheck_runs():
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "memcheck.py"), "--rows", "20000",
+                        "--json"], capture_output=True, text=True, timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    assert res["rows"] == 20000 and res["limit_bytes"] > res["cache_bytes"] > 0
