@@ -30,6 +30,7 @@ from .footer import FOOTER_SIZE, Footer
 from .types import RowType, as_row_type
 
 DEFAULT_BLOCK_SIZE = 65536
+ENCODE_SLICE_ROWS = 8192
 
 
 def _has_struct(t: pa.DataType) -> bool:
@@ -209,6 +210,12 @@ class RowFileWriter:
 
     # -- blocks ---------------------------------------------------------------
     def _write_batch(self, batch: pa.RecordBatch):
+        # Encode in slices so finished blocks go to the compressors while the
+        # rest is encoded, and memory holds a few blocks, not a batch's worth.
+        for start in range(0, max(batch.num_rows, 1), ENCODE_SLICE_ROWS):
+            self._write_slice(batch.slice(start, ENCODE_SLICE_ROWS))
+
+    def _write_slice(self, batch: pa.RecordBatch):
         blocks: list[bytes] = []
         error = self._encoder.encode(batch, blocks)
         for block in blocks:

@@ -96,7 +96,8 @@ def error_message(int code):
 
 
 # ---------------------------------------------------------------------------
-# Growable byte buffers. New capacity is zeroed, so bitmaps start clear.
+# Growable byte buffers. Memory is not zeroed: bitmaps clear each byte as
+# they start it, headers are cleared when written.
 
 ctypedef struct Buf:
     uint8_t *data
@@ -104,13 +105,9 @@ ctypedef struct Buf:
     int64_t cap
 
 
-cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
-    cdef int64_t need = b.len + extra
-    cdef int64_t cap
+cdef int buf_grow(Buf *b, int64_t need) noexcept nogil:
+    cdef int64_t cap = b.cap * 2
     cdef uint8_t *p
-    if need <= b.cap:
-        return 0
-    cap = b.cap * 2
     if cap < need:
         cap = need
     if cap < 64:
@@ -118,10 +115,15 @@ cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
     p = <uint8_t *> realloc(b.data, cap)
     if p == NULL:
         return E_OOM
-    memset(p + b.cap, 0, cap - b.cap)
     b.data = p
     b.cap = cap
     return 0
+
+
+cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
+    if b.len + extra <= b.cap:
+        return 0
+    return buf_grow(b, b.len + extra)
 
 
 cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
@@ -130,6 +132,34 @@ cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
     memcpy(b.data + b.len, src, n)
     b.len += n
     return 0
+
+
+cdef inline int buf_put_fixed(Buf *b, const uint8_t *src, int w) noexcept nogil:
+    """Appends 1, 2, 4, 8 or 16 bytes with constant-size copies the compiler inlines."""
+    if buf_reserve(b, 16):
+        return E_OOM
+    if w == 1:
+        b.data[b.len] = src[0]
+    elif w == 2:
+        memcpy(b.data + b.len, src, 2)
+    elif w == 4:
+        memcpy(b.data + b.len, src, 4)
+    elif w == 8:
+        memcpy(b.data + b.len, src, 8)
+    else:
+        memcpy(b.data + b.len, src, 16)
+    b.len += w
+    return 0
+
+
+cdef inline void zero_small(uint8_t *p, int64_t n) noexcept nogil:
+    """memset for the few bytes of a null header or bitmap, without a call."""
+    cdef int64_t k
+    if n <= 16:
+        for k in range(n):
+            p[k] = 0
+    else:
+        memset(p, 0, n)
 
 
 cdef inline int buf_varint(Buf *b, uint64_t v) noexcept nogil:
@@ -327,8 +357,6 @@ cdef int plan_reset_builders(Node *n) noexcept nogil:
     n.offs.len = 0
     n.blen = 0
     n.bnull = 0
-    if n.bits.data != NULL:
-        memset(n.bits.data, 0, n.bits.cap)
     if n.kind == K_LBIN:
         if buf_put(&n.offs, &zero, 8):
             return E_OOM
@@ -405,15 +433,15 @@ cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
     cdef int32_t v32
     if n.kind == K_BOOL:
         b = (n.data[p >> 3] >> (p & 7)) & 1
-        return buf_put(out, &b, 1)
+        return buf_put_fixed(out, &b, 1)
     if n.kind == K_I8:
-        return buf_put(out, n.data + p, 1)
+        return buf_put_fixed(out, n.data + p, 1)
     if n.kind == K_I16:
-        return buf_put(out, n.data + 2 * p, 2)
-    if n.kind in (K_I32, K_F32):
-        return buf_put(out, n.data + 4 * p, 4)
-    if n.kind in (K_I64, K_F64):
-        return buf_put(out, n.data + 8 * p, 8)
+        return buf_put_fixed(out, n.data + 2 * p, 2)
+    if n.kind == K_I32 or n.kind == K_F32:
+        return buf_put_fixed(out, n.data + 4 * p, 4)
+    if n.kind == K_I64 or n.kind == K_F64:
+        return buf_put_fixed(out, n.data + 8 * p, 8)
     if n.kind in (K_BIN, K_STR):
         s = n.off32[p]
         e = n.off32[p + 1]
@@ -427,7 +455,7 @@ cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
         if not rf_dec_fits(d, n.precision):
             return E_DEC_OVERFLOW
         v = <int64_t> d
-        return buf_put(out, &v, 8)
+        return buf_put_fixed(out, <uint8_t *> &v, 8)
     if n.kind == K_DEC128:
         d = rf_ld_i128(n.data + 16 * p)
         if not rf_dec_fits(d, n.precision):
@@ -437,12 +465,12 @@ cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
     if n.kind == K_TIME:
         v = rf_floordiv(rf_ld_i64(n.data + 8 * p), n.upm)
         v32 = <int32_t> v
-        return buf_put(out, &v32, 4)
+        return buf_put_fixed(out, <uint8_t *> &v32, 4)
     if n.kind == K_TS_NANO:
         v = rf_ld_i64(n.data + 8 * p)
         e = rf_floordiv(v, n.upm)
         s = rf_floormod(v, n.upm) * n.npu
-        if buf_put(out, &e, 8):
+        if buf_put_fixed(out, <uint8_t *> &e, 8):
             return E_OOM
         return buf_varint(out, <uint64_t> s)
     if n.kind == K_VARIANT:
@@ -487,7 +515,7 @@ cdef int enc_array(Node *c, int64_t base, int64_t size, Buf *out) noexcept nogil
     if buf_varint(out, <uint64_t> size) or buf_reserve(out, nb):
         return E_OOM
     hdr = out.len
-    memset(out.data + hdr, 0, nb)
+    zero_small(out.data + hdr, nb)
     out.len += nb
     for k in range(size):
         if not is_valid(c, base + k):
@@ -510,7 +538,7 @@ cdef int enc_row(Node *n, int64_t j, Buf *out, int *errcol) noexcept nogil:
     if buf_reserve(out, nb):
         return E_OOM
     hdr = out.len
-    memset(out.data + hdr, 0, nb)
+    zero_small(out.data + hdr, nb)
     out.len += nb
     for f in range(n.nchild):
         if not is_valid(&n.child[f], idx):
@@ -623,10 +651,11 @@ cdef class BlockEncoder:
 
 cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
     """Records the validity of the slot just appended to n."""
-    if buf_reserve(&n.bits, ((n.blen + 8) >> 3) - n.bits.len):
-        return E_OOM
-    if n.bits.len < ((n.blen + 8) >> 3):
-        n.bits.len = (n.blen + 8) >> 3
+    if (n.blen & 7) == 0:
+        if buf_reserve(&n.bits, 1):
+            return E_OOM
+        n.bits.data[n.bits.len] = 0
+        n.bits.len += 1
     if valid:
         n.bits.data[n.blen >> 3] |= <uint8_t> (1 << (n.blen & 7))
     else:
@@ -636,11 +665,12 @@ cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
 
 
 cdef inline int bld_bit(Buf *b, int64_t i, bint v) noexcept nogil:
-    """Sets bit i of a bit-packed values buffer (BOOLEAN)."""
-    if buf_reserve(b, ((i + 8) >> 3) - b.len):
-        return E_OOM
-    if b.len < ((i + 8) >> 3):
-        b.len = (i + 8) >> 3
+    """Sets bit i (the next one) of a bit-packed values buffer (BOOLEAN)."""
+    if (i & 7) == 0:
+        if buf_reserve(b, 1):
+            return E_OOM
+        b.data[b.len] = 0
+        b.len += 1
     if v:
         b.data[i >> 3] |= <uint8_t> (1 << (i & 7))
     return 0
@@ -660,14 +690,14 @@ cdef inline int _width(int kind) noexcept nogil:
     return 0
 
 
-cdef int bld_offset(Node *n, int64_t value) noexcept nogil:
+cdef inline int bld_offset(Node *n, int64_t value) noexcept nogil:
     cdef int32_t v32
     if n.kind == K_LBIN:
-        return buf_put(&n.offs, &value, 8)
+        return buf_put_fixed(&n.offs, <uint8_t *> &value, 8)
     if value > INT32_MAX:
         return E_BATCH_TOO_BIG
     v32 = <int32_t> value
-    return buf_put(&n.offs, &v32, 4)
+    return buf_put_fixed(&n.offs, <uint8_t *> &v32, 4)
 
 
 cdef int dec_empty(Node *n, bint valid) noexcept nogil:
@@ -679,7 +709,7 @@ cdef int dec_empty(Node *n, bint valid) noexcept nogil:
     if w:
         if buf_reserve(&n.vals, w):
             return E_OOM
-        memset(n.vals.data + n.vals.len, 0, w)
+        zero_small(n.vals.data + n.vals.len, w)
         n.vals.len += w
     elif n.kind == K_BOOL:
         if bld_bit(&n.vals, n.blen, 0):
@@ -727,7 +757,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             return E_TRUNC
         pos[0] = p + w
         if store:
-            if buf_put(&n.vals, b + p, w):
+            if buf_put_fixed(&n.vals, b + p, w):
                 return E_OOM
             return bld_slot(n, 1)
         return 0
@@ -783,7 +813,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
         pos[0] = p + 4
         if store:
             v = <int64_t> rf_ld_i32(b + p) * n.upm
-            if buf_put(&n.vals, &v, 8):
+            if buf_put_fixed(&n.vals, <uint8_t *> &v, 8):
                 return E_OOM
             return bld_slot(n, 1)
         return 0
@@ -801,7 +831,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
         if store:
             if rf_ts_units(ms, n.upm, <int64_t> u // n.npu, &v):
                 return E_TS_RANGE
-            if buf_put(&n.vals, &v, 8):
+            if buf_put_fixed(&n.vals, <uint8_t *> &v, 8):
                 return E_OOM
             return bld_slot(n, 1)
         return 0

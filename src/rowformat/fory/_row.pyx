@@ -420,7 +420,7 @@ def _decimal_unscaled(v, int precision, int scale, name):
     u = int(q)
     if q != u:
         raise ValueConversionError(f"field {name!r}: {v} has more than {scale} fractional digits")
-    if abs(u) >= 10 ** precision:
+    if abs(u) >= 10 ** <object> precision:  # a Python int: C arithmetic would overflow
         raise ValueConversionError(f"field {name!r}: {v} does not fit decimal({precision}, {scale})")
     return u
 
