@@ -6,5 +6,6 @@ raises: without a usable rowformat/pyspark it simply defines nothing, and
 ``rowformat.spark.register(spark)`` remains the explicit fallback."""
 try:
     from rowformat.spark.datasource import RowDataSource as DefaultSource  # noqa: F401
-except Exception:  # noqa: BLE001 - see the docstring
-    pass
+except Exception as e:  # noqa: BLE001 - see the docstring
+    import warnings
+    warnings.warn(f"pyspark_rowformat: the paimon-row data source is unavailable: {e!r}")

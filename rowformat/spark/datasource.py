@@ -54,6 +54,7 @@ from ..types import RowType, schema as parse_schema
 from . import dataset as ds
 from .types import (
     ArrowConverter, from_spark_schema, same_spark_type, spark_arrow_schema, to_spark_schema,
+    vectors_to_fixed_size,
 )
 
 FORMAT_NAME = "paimon-row"
@@ -377,10 +378,11 @@ class RowWriter(DataSourceArrowWriter):
         tmp = os.path.join(tmpdir, f"part-{pid:05d}-{attempt}{ds.DATA_SUFFIX}")
         # RowFileWriter writes under a temporary name and renames on close:
         # a failing task (or a failing upstream stage) leaves no file behind.
-        with RowFileWriter(tmp, self.schema, block_size=self.block_size,
+        row_type = parse_schema(self.schema)
+        with RowFileWriter(tmp, row_type, block_size=self.block_size,
                            zstd_level=self.zstd_level) as w:
             for batch in iterator:
-                w.write(batch)
+                w.write(vectors_to_fixed_size(batch, row_type))
             rows = w.num_rows
         if ds.job_aborted(self.path, self.job):   # finished after the job's abort
             os.remove(tmp)
