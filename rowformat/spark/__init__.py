@@ -21,7 +21,6 @@ FORMAT_NAME = "paimon-row"
 # name -> module that defines it; loaded on first access (PEP 562)
 _LAZY = {
     "RowDataSource": "datasource",
-    "lookup": "lookup",
     "lookup_udf": "lookup",
     "to_spark_schema": "types",
     "from_spark_schema": "types",
@@ -30,7 +29,7 @@ _LAZY = {
 }
 
 __all__ = ["FORMAT_NAME", "Dataset", "DatasetError", "register", "set_deletion_vectors",
-           "vacuum", *_LAZY]
+           "vacuum", "lookup", *_LAZY]
 
 
 def _import(module: str):
@@ -45,6 +44,9 @@ def _import(module: str):
 
 
 def __getattr__(name: str):
+    if name == "lookup":
+        # The module is callable: rowformat.spark.lookup(df, path_col, row_col, ...)
+        return _import("lookup")
     if name in _LAZY:
         value = getattr(_import(_LAZY[name]), name)
         globals()[name] = value

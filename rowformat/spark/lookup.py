@@ -18,7 +18,9 @@ makes caching readers by path safe.
 from __future__ import annotations
 
 import os
+import sys
 import threading
+import types
 from collections import OrderedDict
 
 import numpy as np
@@ -231,3 +233,15 @@ def lookup_udf(columns=None, *, schema):
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
     return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields)
+
+
+class _CallableModule(types.ModuleType):
+    """``rowformat.spark.lookup`` is both this module and the function
+    :func:`lookup`: importing a submodule sets the package attribute of the
+    same name to the module, which would otherwise shadow the function."""
+
+    def __call__(self, df, path_col, row_col, columns=None, **kwargs):
+        return lookup(df, path_col, row_col, columns, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
