@@ -1,0 +1,62 @@
+"""PySpark integration: the ``paimon-row`` data source and row lookups.
+
+    import rowformat.spark
+    rowformat.spark.register(spark)        # only if auto-registration is off
+    df = spark.read.format("paimon-row").load("/data/t")
+    df.write.format("paimon-row").mode("append").save("/data/t")
+    rowformat.spark.lookup(hits, "_file", "_row", ["name"])
+
+pyspark (``pip install rowformat[spark]``) is imported only when one of the
+Spark-facing names below is first used: ``import rowformat.spark`` and the
+dataset helpers (``rowformat.spark.dataset``) work without it.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+from .dataset import Dataset, DatasetError, set_deletion_vectors, vacuum
+
+FORMAT_NAME = "paimon-row"
+
+# name -> module that defines it; loaded on first access (PEP 562)
+_LAZY = {
+    "RowDataSource": "datasource",
+    "lookup_udf": "lookup",
+    "to_spark_schema": "types",
+    "from_spark_schema": "types",
+    "to_spark_type": "types",
+    "from_spark_type": "types",
+}
+
+__all__ = ["FORMAT_NAME", "Dataset", "DatasetError", "register", "set_deletion_vectors",
+           "vacuum", "lookup", *_LAZY]
+
+
+def _import(module: str):
+    try:
+        return import_module(f"{__name__}.{module}")
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] == "pyspark":
+            raise ModuleNotFoundError(
+                "rowformat.spark needs pyspark 4.0 or newer: pip install 'rowformat[spark]'",
+                name="pyspark") from e
+        raise
+
+
+def __getattr__(name: str):
+    if name == "lookup":
+        # The module is callable: rowformat.spark.lookup(df, path_col, row_col, ...)
+        return _import("lookup")
+    if name in _LAZY:
+        value = getattr(_import(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def register(spark) -> None:
+    """Registers the ``paimon-row`` source with ``spark``. Spark normally
+    finds it by itself through the top-level ``pyspark_rowformat`` module;
+    this is the fallback (e.g. when another broken ``pyspark_*`` module on
+    the path stops the automatic lookup)."""
+    spark.dataSource.register(_import("datasource").RowDataSource)

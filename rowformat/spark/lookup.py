@@ -1,0 +1,247 @@
+"""Rows by row number inside Spark UDFs.
+
+    looked = lookup(df, "_file", "_row", ["name", "score"])       # mapInArrow
+    fetch = lookup_udf(["name"], schema="/data/t")               # arrow_udf
+    df.select(fetch("_file", "_row").alias("hit"))
+
+The callables shipped to the workers are instances of classes of this
+importable module, so cloudpickle sends them *by reference*: their code and
+the reader cache below live in the worker's imported module. Spark reuses
+Python workers (``spark.python.worker.reuse``, on by default), so an open
+reader (footer, block index, block cache) serves every later batch, task and
+query of that worker. A function defined in ``__main__`` or a notebook would
+be pickled by value, with a fresh empty cache each time.
+
+Committed data files are immutable (job ids in their names), which is what
+makes caching readers by path safe.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import types
+from collections import OrderedDict
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import RowFileReader
+from ..errors import SchemaError
+from ..types import RowType, as_row_type, schema as parse_schema
+from . import dataset as ds
+
+MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
+READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
+
+_readers: "OrderedDict[tuple[str, str], RowFileReader]" = OrderedDict()
+_lock = threading.Lock()
+stats = {"opened": 0, "evicted": 0}   # per worker process; tests read them
+
+
+def open_reader(path: str, schema_text: str) -> RowFileReader:
+    """A cached reader of ``path`` (LRU, at most MAX_OPEN_READERS open, so
+    file descriptors stay bounded)."""
+    key = (path, schema_text)
+    with _lock:
+        r = _readers.get(key)
+        if r is not None:
+            _readers.move_to_end(key)
+            return r
+    _check_file_schema(path, schema_text)
+    r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES)
+    with _lock:
+        if key in _readers:          # another thread opened it meanwhile
+            r.close()
+            return _readers[key]
+        _readers[key] = r
+        stats["opened"] += 1
+        while len(_readers) > MAX_OPEN_READERS:
+            _, old = _readers.popitem(last=False)
+            old.close()
+            stats["evicted"] += 1
+    return r
+
+
+def clear_readers() -> None:
+    with _lock:
+        while _readers:
+            _readers.popitem()[1].close()
+
+
+def _check_file_schema(path: str, schema_text: str) -> None:
+    """A file of a dataset must be read with the dataset's schema: decoding
+    with another schema would misread the bytes."""
+    parent = os.path.dirname(path)
+    if ds.Dataset.exists(parent):
+        stored = ds.Dataset.open(parent).schema
+        if stored != parse_schema(schema_text):
+            raise SchemaError(f"{path}: the lookup schema [{schema_text}] is not the schema "
+                              f"[{stored}] of its dataset {parent}")
+
+
+def resolve_schema(schema) -> RowType:
+    """A RowType, Paimon schema text, or a dataset directory (its schema)."""
+    if isinstance(schema, str) and os.path.isdir(schema):
+        return ds.Dataset.open(schema).schema
+    return as_row_type(schema)
+
+
+class Fetcher:
+    """Looks rows up by (path, row number) and returns Arrow columns of the
+    Spark types. Picklable: plain fields only."""
+
+    def __init__(self, schema: RowType, columns: list[str], spark_fields_json: str):
+        self.schema = str(schema)
+        self.columns = list(columns)
+        self.spark_fields_json = spark_fields_json
+        self._converter = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_converter"] = None
+        return state
+
+    def _target(self):
+        import json
+        from pyspark.sql.types import StructType
+        from .types import ArrowConverter, spark_arrow_schema
+        if self._converter is None:
+            target = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_fields_json)))
+            schema = parse_schema(self.schema)
+            self._converter = (target, ArrowConverter(
+                [(schema[c].type, target.field(c)) for c in self.columns]))
+        return self._converter
+
+    def fetch(self, paths: pa.Array, rows: pa.Array) -> list[pa.Array]:
+        """One output array per column; null where the path or row is null.
+        Rows are visited in (file, row) order so neighbours share blocks."""
+        target, converter = self._target()
+        n = len(paths)
+        valid = np.ones(n, bool)
+        if paths.null_count:
+            valid &= ~np.asarray(paths.is_null().to_numpy(zero_copy_only=False))
+        if rows.null_count:
+            valid &= ~np.asarray(rows.is_null().to_numpy(zero_copy_only=False))
+        row_numbers = np.asarray(rows.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
+        encoded = paths.dictionary_encode()
+        codes = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False))
+        result_schema = pa.schema([f.with_nullable(True) for f in
+                                   (target.field(c) for c in self.columns)])
+        pieces, order = [], []
+        for k, path in enumerate(encoded.dictionary.to_pylist()):
+            pos = np.flatnonzero((codes == k) & valid)
+            if not len(pos):
+                continue
+            reader = open_reader(path, self.schema)
+            table = reader.take(row_numbers[pos], self.columns)    # keeps order and duplicates
+            arrays = converter.convert([c.combine_chunks() for c in table.columns])
+            pieces.append(pa.Table.from_arrays(arrays, schema=result_schema))
+            order.append(pos)
+        missing = np.flatnonzero(~valid)
+        if len(missing):
+            pieces.append(pa.Table.from_arrays(
+                [pa.nulls(len(missing), f.type) for f in result_schema], schema=result_schema))
+            order.append(missing)
+        if not pieces:
+            return [pa.array([], f.type) for f in result_schema]
+        combined = pa.concat_tables(pieces)
+        inverse = np.empty(n, np.int64)
+        inverse[np.concatenate(order)] = np.arange(n)
+        out = combined.take(pa.array(inverse))
+        return [c.combine_chunks() for c in out.columns]
+
+
+class LookupBatches:
+    """The mapInArrow function: input batches plus the looked-up columns."""
+
+    def __init__(self, fetcher: Fetcher, path_col: str, row_col: str, out_names: list[str]):
+        self.fetcher = fetcher
+        self.path_col = path_col
+        self.row_col = row_col
+        self.out_names = out_names
+
+    def __call__(self, batches):
+        for b in batches:
+            fetched = self.fetcher.fetch(b.column(self.path_col), b.column(self.row_col))
+            yield pa.RecordBatch.from_arrays(list(b.columns) + fetched,
+                                             names=b.schema.names + self.out_names)
+
+
+class LookupColumn:
+    """The arrow_udf function: (paths, rows) -> a struct of the columns."""
+
+    def __init__(self, fetcher: Fetcher):
+        self.fetcher = fetcher
+
+    def __call__(self, paths, rows):
+        arrays = self.fetcher.fetch(paths, rows)
+        mask = pc.or_(paths.is_null(), rows.is_null())
+        return pa.StructArray.from_arrays(arrays, names=self.fetcher.columns, mask=mask)
+
+
+def _spark_fields(schema: RowType, columns):
+    from pyspark.sql.types import StructField, StructType
+    from .types import to_spark_schema
+    spark = to_spark_schema(schema)
+    for c in columns:
+        if c not in spark.names:
+            raise SchemaError(f"no column {c!r} to look up; the schema is [{schema}]")
+    # Looked-up values are nullable whatever the file says: a null path or row gives nulls.
+    return StructType([StructField(c, spark[c].dataType, True) for c in columns])
+
+
+def _schema_from_data(df, path_col):
+    first = df.where(df[path_col].isNotNull()).select(path_col).limit(1).collect()
+    if not first:
+        raise SchemaError(f"lookup: column {path_col!r} holds no path to take a schema from; "
+                          f"pass schema=")
+    parent = os.path.dirname(first[0][0])
+    if not ds.Dataset.exists(parent):
+        raise SchemaError(f"lookup: {first[0][0]} is not in a dataset directory, so it has no "
+                          f"stored schema; pass schema= (Paimon schema text)")
+    return ds.Dataset.open(parent).schema
+
+
+def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = ""):
+    """``df`` with the rows at (``df[path_col]``, ``df[row_col]``) appended
+    as columns (``prefix`` + name), through ``mapInArrow``.
+
+    ``schema``: the files' Paimon schema (RowType, text) or a dataset
+    directory; by default the dataset holding the first path in ``df`` (one
+    small Spark job). ``columns``: the columns to fetch (default all)."""
+    row_type = _schema_from_data(df, path_col) if schema is None else resolve_schema(schema)
+    columns = list(row_type.names if columns is None else columns)
+    fields = _spark_fields(row_type, columns)
+    out_names = [prefix + c for c in columns]
+    clash = set(out_names) & set(df.columns)
+    if clash:
+        raise SchemaError(f"lookup: columns {sorted(clash)} exist in the input; pass prefix=")
+    from pyspark.sql.types import StructField, StructType
+    out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
+                                                for o, f in zip(out_names, fields.fields)])
+    fetcher = Fetcher(row_type, columns, fields.json())
+    return df.mapInArrow(LookupBatches(fetcher, path_col, row_col, out_names), out_schema)
+
+
+def lookup_udf(columns=None, *, schema):
+    """A column-wise lookup (``arrow_udf``, Spark 4.1+): call it on a path
+    column and a row-number column to get a struct of ``columns``."""
+    from pyspark.sql.functions import arrow_udf
+    row_type = resolve_schema(schema)
+    columns = list(row_type.names if columns is None else columns)
+    fields = _spark_fields(row_type, columns)
+    return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields)
+
+
+class _CallableModule(types.ModuleType):
+    """``rowformat.spark.lookup`` is both this module and the function
+    :func:`lookup`: importing a submodule sets the package attribute of the
+    same name to the module, which would otherwise shadow the function."""
+
+    def __call__(self, df, path_col, row_col, columns=None, **kwargs):
+        return lookup(df, path_col, row_col, columns, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
