@@ -314,15 +314,25 @@ class RowFileReader:
             yield self.get(i)
 
     # -- rows as Arrow ------------------------------------------------------
-    def _batches(self, rows: np.ndarray | None, positions, batch_size: int) -> Iterator[pa.RecordBatch]:
-        """Decodes sorted ``rows`` (None: all rows) block by block, yielding
-        batches of exactly ``batch_size`` rows (the last may be shorter)."""
+    def _batches(self, rows: np.ndarray | range | None, positions,
+                 batch_size: int) -> Iterator[pa.RecordBatch]:
+        """Decodes ``rows`` (sorted row numbers, a step-1 range, or None for
+        all rows) block by block, yielding batches of exactly ``batch_size``
+        rows (the last may be shorter)."""
         dec = self._decoder(positions)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if rows is None:
-            blocks = range(self.num_blocks)
-            groups = None
+            rows = range(0, self.num_rows)
+        if isinstance(rows, range):
+            # a span: whole blocks in the middle, cut blocks at the ends
+            lo, hi = rows.start, rows.stop
+            if lo >= hi:
+                blocks, groups = [], []
+            else:
+                first, last = self._block_of(np.array([lo, hi - 1]))
+                blocks = range(int(first), int(last) + 1)
+                groups = None
         else:
             ids = self._block_of(rows)
             cuts = np.flatnonzero(np.diff(ids)) + 1
@@ -330,14 +340,19 @@ class RowFileReader:
             blocks = ids[starts] if len(rows) else []
             groups = np.split(rows, cuts) if len(rows) else []
         for k, (b, block) in enumerate(self._blocks((int(b) for b in blocks), cache=False)):
-            local = None if groups is None else np.ascontiguousarray(groups[k] - self._starts[b])
-            total = block.num_rows if local is None else len(local)
+            base = int(self._starts[b])
+            if groups is None:
+                local, first_row = None, max(lo - base, 0)
+                total = min(hi - base, block.num_rows) - first_row
+            else:
+                local, first_row = np.ascontiguousarray(groups[k] - base), 0
+                total = len(local)
             done = 0
             while done < total:
                 take = min(total - done, batch_size - dec.pending_rows)
                 try:
                     if local is None:
-                        dec.decode(block, None, done, done + take)
+                        dec.decode(block, None, first_row + done, first_row + done + take)
                     else:
                         dec.decode(block, local[done:done + take])
                 except _rowcodec.RowDecodeError as e:
@@ -348,9 +363,13 @@ class RowFileReader:
         if dec.pending_rows:
             yield dec.finish()
 
-    def _selected(self, selection) -> np.ndarray | None:
+    def _selected(self, selection) -> np.ndarray | range | None:
         if selection is None:
             return None
+        if isinstance(selection, range) and selection.step == 1:
+            if selection and not (0 <= selection.start and selection.stop <= self.num_rows):
+                raise RowIndexError(f"selection {selection} outside [0, {self.num_rows})")
+            return selection
         rows = _as_rows(selection, self.num_rows, "selection")
         if len(rows) > 1 and not np.all(rows[1:] > rows[:-1]):
             rows = np.unique(rows)
@@ -359,7 +378,9 @@ class RowFileReader:
     def iter_batches(self, columns=None, selection=None,
                      batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[pa.RecordBatch]:
         """RecordBatches of ``batch_size`` rows of the selected rows and
-        columns. Blocks with no selected row are neither read nor decompressed."""
+        columns. Blocks with no selected row are neither read nor decompressed.
+        A ``range`` selection (a partition of the file) is decoded block by
+        block without listing its rows."""
         positions = self._column_positions(columns)
         yield from self._batches(self._selected(selection), positions, batch_size)
 

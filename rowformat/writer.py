@@ -181,6 +181,8 @@ class RowFileWriter:
         return out
 
     def _cast(self, field: pa.Field, col: pa.Array) -> pa.Array:
+        if pa.types.is_fixed_size_list(field.type) and pa.types.is_list(col.type):
+            return self._list_to_vector(field, col)
         try:
             return col.cast(field.type, safe=True)
         except (pa.ArrowException, TypeError, ValueError) as e:
@@ -199,6 +201,26 @@ class RowFileWriter:
         raise ValueConversionError(
             f"column {field.name!r}, row {self._rows + lo}: {value!r} ({col.type}) does not fit "
             f"{paimon}: {error}") from None
+
+    def _list_to_vector(self, field: pa.Field, col: pa.Array) -> pa.Array:
+        """list -> fixed_size_list for VECTOR columns, built here because
+        pyarrow 19's cast crashes on list arrays with null entries."""
+        t = field.type
+        lengths = pc.list_value_length(col)
+        wrong = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, t.list_size))
+        if pc.any(wrong).as_py():
+            r = pc.index(wrong, True).as_py()
+            raise ValueConversionError(
+                f"column {field.name!r}, row {self._rows + r}: {lengths[r].as_py()} elements "
+                f"do not fit {self.schema[field.name].type}")
+        values = col.fill_null(pa.scalar([0] * t.list_size, col.type)).flatten() \
+            if col.null_count else col.flatten()
+        if values.null_count:
+            raise ValueConversionError(
+                f"column {field.name!r}: a null element, but VECTOR elements are NOT NULL")
+        values = self._cast(t.value_field, values)
+        mask = col.is_null() if col.null_count else None
+        return pa.FixedSizeListArray.from_arrays(values, type=t, mask=mask)
 
     def _check_not_null(self, batch: pa.RecordBatch):
         for c, field in enumerate(self.arrow_schema):

@@ -258,3 +258,29 @@ def test_property_python_and_arrow_round_trip(tmp_path_factory, data, block_size
         w.write(table)
     assert p2.read_bytes() == p.read_bytes()
 
+
+
+def test_vector_columns_from_variable_lists(tmp_path):
+    s = schema("v VECTOR<FLOAT, 3>")
+    p = tmp_path / "v.row"
+    lists = pa.array([[1, 2, 3], None, [4, 5, 6]], pa.list_(pa.float64()))
+    with RowFileWriter(p, s) as w:
+        w.write(pa.table({"v": lists}))
+        with pytest.raises(rowformat.ValueConversionError, match=r"column 'v', row 4: 2 elements"):
+            w.write(pa.table({"v": pa.array([[1, 2, 3], [1, 2]], pa.list_(pa.float64()))}))
+    with RowFileReader(p, s) as r:
+        assert r.read().column("v").to_pylist() == [[1, 2, 3], None, [4, 5, 6]]
+
+
+def test_range_selection_is_a_span(tmp_path):
+    s = schema("a INT")
+    p = tmp_path / "r.row"
+    with RowFileWriter(p, s, block_size=100) as w:
+        w.write(pa.table({"a": pa.array(np.arange(1000, dtype=np.int32))}))
+    with RowFileReader(p, s) as r:
+        for lo, hi in [(0, 1000), (5, 6), (17, 513), (990, 1000), (400, 400)]:
+            got = pa.Table.from_batches(list(r.iter_batches(selection=range(lo, hi), batch_size=64)),
+                                        schema=r.arrow_schema)
+            assert got.column("a").to_pylist() == list(range(lo, hi))
+        with pytest.raises(rowformat.RowIndexError):
+            r.read(selection=range(10, 1001))

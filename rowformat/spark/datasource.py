@@ -54,7 +54,6 @@ from ..types import RowType, schema as parse_schema
 from . import dataset as ds
 from .types import (
     ArrowConverter, from_spark_schema, same_spark_type, spark_arrow_schema, to_spark_schema,
-    vectors_to_fixed_size,
 )
 
 FORMAT_NAME = "paimon-row"
@@ -305,12 +304,17 @@ class RowReader(DataSourceReader):
         target = spark_arrow_schema(spark_schema)
         file_schema = parse_schema(self.file_schema)
         converter = ArrowConverter([(file_schema[c].type, target.field(c)) for c in self.columns])
-        rows = BitMap(range(partition.start, partition.stop))
-        if partition.selection:
-            rows &= load_bitmap(partition.selection)
-        if partition.deletion_vector:
-            rows -= load_bitmap(partition.deletion_vector)
-        numbers = np.frombuffer(rows.to_array(), dtype=np.uint32) if self.with_row_numbers else None
+        rows = range(partition.start, partition.stop)   # whole blocks: no row list needed
+        if partition.selection or partition.deletion_vector:
+            rows = BitMap(rows)
+            if partition.selection:
+                rows &= load_bitmap(partition.selection)
+            if partition.deletion_vector:
+                rows -= load_bitmap(partition.deletion_vector)
+        numbers = None
+        if self.with_row_numbers:
+            numbers = np.arange(rows.start, rows.stop, dtype=np.int64) if isinstance(rows, range) \
+                else np.frombuffer(rows.to_array(), dtype=np.uint32)
         done = 0
         # The reader streams blocks once: no block cache needed.
         with RowFileReader(partition.path, file_schema, cache_bytes=0) as reader:
@@ -382,7 +386,7 @@ class RowWriter(DataSourceArrowWriter):
         with RowFileWriter(tmp, row_type, block_size=self.block_size,
                            zstd_level=self.zstd_level) as w:
             for batch in iterator:
-                w.write(vectors_to_fixed_size(batch, row_type))
+                w.write(batch)
             rows = w.num_rows
         if ds.job_aborted(self.path, self.job):   # finished after the job's abort
             os.remove(tmp)

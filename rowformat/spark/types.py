@@ -192,36 +192,3 @@ class ArrowConverter:
         return out
 
 
-def vectors_to_fixed_size(batch: pa.RecordBatch, row: RowType) -> pa.RecordBatch:
-    """Spark hands VECTOR(n, T) columns over as variable-size lists. pyarrow
-    19 crashes (segfault) casting a list array with null entries to
-    fixed_size_list, so top-level VECTOR columns are rebuilt here before the
-    core writer sees them, with the length and null checks the cast would do."""
-    columns = list(batch.columns)
-    changed = False
-    for i, name in enumerate(batch.schema.names):
-        if name not in row.names or not isinstance(row[name].type, VectorType):
-            continue
-        t = row[name].type
-        target = paimon_arrow_type(t)
-        arr = columns[i]
-        if arr.type.equals(target) or not pa.types.is_list(arr.type):
-            continue
-        lengths = pc.list_value_length(arr)
-        wrong = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, t.length))
-        if pc.any(wrong).as_py():
-            r = pc.index(wrong, True).as_py()
-            raise ValueConversionError(f"column {name!r}, row {r}: {lengths[r].as_py()} elements "
-                                       f"do not fit {t}")
-        if pc.list_flatten(arr).null_count:
-            raise ValueConversionError(f"column {name!r}: a null element, but the elements of "
-                                       f"{t} are NOT NULL")
-        # Null vectors become n zeros under the null mask: fixed-size slots.
-        zeros = pa.scalar([0] * t.length, pa.list_(pa.int8())).cast(arr.type)
-        values = pc.if_else(arr.is_null(), zeros, arr).flatten()
-        columns[i] = pa.FixedSizeListArray.from_arrays(
-            values.cast(target.value_type), type=target, mask=arr.is_null())
-        changed = True
-    if not changed:
-        return batch
-    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)

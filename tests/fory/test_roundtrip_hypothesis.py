@@ -65,7 +65,8 @@ def nonnull_of(t):
         return st.timedeltas(min_value=dt.timedelta(days=-10**6), max_value=dt.timedelta(days=10**6))
     if pa.types.is_decimal(t):
         lim = 10 ** t.precision - 1
-        return st.integers(-lim, lim).map(lambda u, s=t.scale: decimal.Decimal(u).scaleb(-s))
+        # from a (sign, digits, exponent) tuple: exact, where scaleb would round at 28 digits
+        return st.integers(-lim, lim).map(lambda u, s=t.scale: decimal.Decimal((int(u < 0), tuple(map(int, str(abs(u)))), -s)))
     if pa.types.is_map(t):
         return st.lists(st.tuples(nonnull_of(t.key_type), value_of(t.item_type, True)), max_size=4)
     if pa.types.is_list(t):
