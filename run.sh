@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
-#   bash run.sh demo   set up .venv, build, run the main job (examples/demo.py)
-#   bash run.sh test   set up .venv, build, run the whole test suite
+#   bash run.sh demo   set up .venv, build, run the main job: a pipeline on local Spark
+#   bash run.sh test   set up .venv, build, run the whole test suite (Spark included)
 #   bash run.sh setup  only set up .venv and build
+# Needs Python >= 3.11, a C compiler, and Java 17+ for Spark.
 set -euo pipefail
-cd "$(dirname "$0")"
-VENV="${VENV:-.venv}"
+ROOT="$(cd "$(dirname "$0")" && pwd)"
+cd "$ROOT"
+VENV="${VENV:-$ROOT/.venv}"
 PY="${PYTHON:-python3}"
 
 setup() {
@@ -13,9 +15,18 @@ setup() {
         "$PY" -m venv "$VENV"
     fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
-    # Build the wheel from source (Cython, C) and install it with the test
-    # extras; tests import this installed package, never the source tree.
-    "$VENV/bin/python" -m pip install -q ".[test]"
+    # Build the wheel from source (Cython, C) and install it with the test and
+    # Spark extras; tests import this installed package, never the source tree.
+    "$VENV/bin/python" -m pip install -q ".[test,spark]"
+}
+
+# Spark's Python workers put the JVM's working directory on sys.path: run
+# from a scratch directory so they import the installed package.
+in_scratch() {
+    local dir
+    dir="$(mktemp -d)"
+    (cd "$dir" && "$@")
+    rm -rf "$dir"
 }
 
 case "${1:-}" in
@@ -24,13 +35,13 @@ case "${1:-}" in
     demo)
         setup
         shift
-        "$VENV/bin/python" examples/demo.py "$@" ;;
+        export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
+        in_scratch "$VENV/bin/python" "$ROOT/examples/spark_pipeline.py" "$@" ;;
     test)
         setup
         shift
-        # Run from tests/ so the source package in the repository root can
-        # never shadow the installed one.
         "$VENV/bin/python" -P -c "import rowformat; print('testing', rowformat.__file__)"
+        export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
         "$VENV/bin/pytest" "$@" ;;
     *)
         echo "usage: bash run.sh {demo|test|setup}" >&2
