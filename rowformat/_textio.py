@@ -87,7 +87,8 @@ def to_text(arr: pa.Array) -> pa.Array:
         offsets = pa.array(range(0, len(arr) * n + 1, n), pa.int32())
         return pa.ListArray.from_arrays(offsets, values, type=text_type(t), mask=_mask(arr))
     if pat.is_struct(t):
-        return pa.StructArray.from_arrays([to_text(arr.field(i)) for i in range(t.num_fields)],
+        # flatten(): a child is null wherever its struct is
+        return pa.StructArray.from_arrays([to_text(c) for c in arr.flatten()],
                                           fields=list(text_type(t)), mask=_mask(arr))
     return arr
 
@@ -127,7 +128,7 @@ def from_text(arr: pa.Array, t: pa.DataType) -> pa.Array:
         return pa.FixedSizeListArray.from_arrays(flat, type=t, mask=_mask(arr))
     if pat.is_struct(t):
         return pa.StructArray.from_arrays(
-            [from_text(arr.field(i), t.field(i).type) for i in range(t.num_fields)],
+            [from_text(c, t.field(i).type) for i, c in enumerate(arr.flatten())],
             fields=list(t), mask=_mask(arr))
     if arr.type.equals(t):
         return arr

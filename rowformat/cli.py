@@ -664,6 +664,47 @@ def _parquet_field(f):
     return f.with_type(t)
 
 
+def _parquet_array(arr, t):
+    """``arr`` as the type ``_parquet_field`` made (a cast cannot turn null
+    fixed-size lists into lists)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.types as pat
+    if arr.type.equals(t):
+        return arr
+    mask = arr.is_null() if arr.null_count else None
+    if pat.is_fixed_size_list(arr.type):
+        n = arr.type.list_size
+        values = arr.values.slice(arr.offset * n, len(arr) * n)
+        if pat.is_fixed_size_list(t):
+            return pa.FixedSizeListArray.from_arrays(_parquet_array(values, t.value_type), type=t,
+                                                     mask=mask)
+        valid = np.ones(len(arr), bool) if mask is None else ~mask.to_numpy(zero_copy_only=False)
+        keep = np.repeat(valid, n)
+        offsets = np.concatenate(([0], np.cumsum(valid * n))).astype(np.int32)
+        values = values.filter(pa.array(keep))
+        return pa.ListArray.from_arrays(pa.array(offsets), _parquet_array(values, t.value_type),
+                                        type=t, mask=mask)
+    if pat.is_map(arr.type):
+        return pa.MapArray.from_arrays(arr.offsets, _parquet_array(arr.keys, t.key_type),
+                                       _parquet_array(arr.items, t.item_type), type=t, mask=mask)
+    if pat.is_list(arr.type) or pat.is_large_list(arr.type):
+        cls = pa.ListArray if pat.is_list(arr.type) else pa.LargeListArray
+        return cls.from_arrays(arr.offsets, _parquet_array(arr.values, t.value_type), type=t,
+                               mask=mask)
+    if pat.is_struct(arr.type):
+        return pa.StructArray.from_arrays(
+            [_parquet_array(arr.field(i), t.field(i).type) for i in range(t.num_fields)],
+            fields=list(t), mask=mask)
+    return arr.cast(t)
+
+
+def _parquet_batch(batch, schema):
+    import pyarrow as pa
+    return pa.RecordBatch.from_arrays(
+        [_parquet_array(c, f.type) for c, f in zip(batch.columns, schema)], schema=schema)
+
+
 def _parquet_schema(schema):
     import pyarrow as pa
     return pa.schema([_parquet_field(f) for f in schema])
@@ -719,7 +760,7 @@ class _Sink:
             for line in _textio.json_lines(batch):
                 self._text.write(line + "\n")
         elif self.fmt == "parquet":
-            self._w.write_batch(batch.cast(self._parquet))
+            self._w.write_batch(_parquet_batch(batch, self._parquet))
         else:
             self._w.write_batch(batch)
 
