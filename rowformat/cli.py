@@ -631,7 +631,7 @@ def _jsonl_source(f, schema, batch_size: int) -> _Source:
         except (ValueError, TypeError, OverflowError) as e:
             raise InputError(f"{getattr(f, 'name', 'input')}: {e}") from None
 
-    def batches():
+    def batches() -> Iterator[Any]:
         chunk: list[str] = []
         first = 1
         for n, line in enumerate(text, 1):

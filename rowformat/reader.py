@@ -139,7 +139,7 @@ class RowFileReader:
         self._decompressor = threading.local()
         self._decoders = threading.local()
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
     def _open(self):
@@ -329,6 +329,7 @@ class RowFileReader:
         dec = self._decoder(positions)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        blocks: Iterable[int]
         if rows is None:
             blocks = range(self.num_blocks)
             groups = None
