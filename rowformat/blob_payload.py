@@ -35,7 +35,7 @@ MAP_MIN = ARRAY_HEADER + 8
 INT32_MAX = 0x7FFFFFFF
 NULL_ELEMENT = -1
 
-Read = Callable[[int, int], bytes]
+Read = Callable[[int, int], bytes | memoryview]
 
 
 class PayloadError(ValueError):
@@ -65,10 +65,11 @@ def write_array(sink, elements: list) -> None:
     sink.write(index + struct.pack("<i", len(index)))
 
 
-def map_entries(value, codec: KeyCodec) -> list[tuple[bytes | None, Any]]:
+def map_entries(value, codec: KeyCodec | None) -> list[tuple[bytes | None, Any]]:
     """(key bytes or None, value) pairs of a Mapping or iterable of pairs,
     keys serialized and checked for duplicates (by bytes, as Paimon does)
     before anything is written."""
+    assert codec is not None, "a MAP kind has a key codec"
     items = value.items() if hasattr(value, "items") else value
     entries, seen = [], set()
     for item in items:
@@ -100,7 +101,7 @@ def write_map(sink, entries: list[tuple[bytes | None, Any]]) -> None:
 
 
 # -- reading -----------------------------------------------------------------------
-def _decode_index(data: bytes, what: str) -> np.ndarray:
+def _decode_index(data: bytes | memoryview, what: str) -> np.ndarray:
     try:
         return _blob.decode(data)
     except _blob.VarintError as e:
@@ -110,10 +111,10 @@ def _decode_index(data: bytes, what: str) -> np.ndarray:
 def _spans(lengths: np.ndarray, limit: int, what: str, fixed: int | None = None):
     """Offsets (from 0, -1 for null) of back-to-back spans inside ``limit``."""
     if fixed is not None:
-        bad = np.flatnonzero((lengths != NULL_ELEMENT) & (lengths != fixed))
-        if len(bad):
-            raise PayloadError(f"Invalid {what} fixed-width key length {int(lengths[bad[0]])} "
-                               f"at entry {int(bad[0])}: expected {fixed}")
+        wrong = np.flatnonzero((lengths != NULL_ELEMENT) & (lengths != fixed))
+        if len(wrong):
+            raise PayloadError(f"Invalid {what} fixed-width key length {int(lengths[wrong[0]])} "
+                               f"at entry {int(wrong[0])}: expected {fixed}")
     offsets, used, bad, reason = _blob.layout(lengths, limit, 0, NULL_ELEMENT)
     if bad >= 0:
         if reason == 0:
@@ -161,10 +162,11 @@ def array_layout(read: Read, length: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(offsets >= 0, offsets + ARRAY_HEADER, -1), lengths
 
 
-def map_layout(read: Read, length: int, codec: KeyCodec) -> tuple[list, np.ndarray, np.ndarray]:
+def map_layout(read: Read, length: int, codec: KeyCodec | None) -> tuple[list, np.ndarray, np.ndarray]:
     """(keys, value offsets, value lengths); offsets relative to the payload
     start, -1 for a null value. Keys are decoded and checked for duplicates."""
     what = "MAP<X, BLOB>"
+    assert codec is not None, "a MAP kind has a key codec"
     count = _check_header(read, length, MAP_MAGIC, MAP_MIN, what)
     key_index_length, value_index_length = struct.unpack("<ii", read(length - 8, 8))
     room = length - MAP_MIN
@@ -212,6 +214,6 @@ def map_layout(read: Read, length: int, codec: KeyCodec) -> tuple[list, np.ndarr
     return keys, np.where(value_offsets >= 0, value_offsets + base, -1), value_lengths
 
 
-def slices(buf, offsets: Iterable[int], lengths: Iterable[int]) -> list[bytes | None]:
+def slices(buf, offsets: np.ndarray, lengths: np.ndarray) -> list[bytes | None]:
     """The elements of an in-memory payload as bytes (None for null)."""
     return [None if n < 0 else bytes(buf[o:o + n]) for o, n in zip(offsets.tolist(), lengths.tolist())]

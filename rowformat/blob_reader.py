@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from .blob_descriptor import BlobDescriptor
-from .blob_kind import PLACEHOLDER, resolve_blob_type
+from .blob_kind import PLACEHOLDER, BlobPlaceholder, resolve_blob_type
 from .blob_meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
 from .blob_payload import PayloadError, array_layout, map_layout, slices
 from .blob_stream import RangeStream
@@ -182,7 +182,7 @@ class BlobFileReader:
             return None
         return int(offsets[j]), int(lengths[j])
 
-    def descriptor(self, i: int, element=None) -> BlobDescriptor | None:
+    def descriptor(self, i: int, element=None) -> BlobDescriptor | BlobPlaceholder | None:
         """A descriptor of row ``i``'s blob (or one element) inside this file,
         as Paimon returns with ``blob-as-descriptor``; None for a null row or
         element, PLACEHOLDER for a placeholder row."""
@@ -194,7 +194,7 @@ class BlobFileReader:
                                 int(self._lengths[i]) - ENTRY_OVERHEAD)
         return None if r is None else BlobDescriptor(self.name, start + r[0], r[1])
 
-    def open(self, i: int, element=None) -> RangeStream | None:
+    def open(self, i: int, element=None) -> RangeStream | BlobPlaceholder | None:
         """A read-only binary file object over row ``i``'s payload (BLOB) or
         one element of it (ARRAY: an index; MAP: a key); None for a null row or
         element, PLACEHOLDER for a placeholder row. Nothing else of the file
@@ -250,12 +250,13 @@ class BlobFileReader:
             yield from self._run(run, start, end)
 
     def _run(self, rows: list[int], start: int | None, end: int | None):
-        data = None if start is None else memoryview(self._read(start, end - start))
+        data = None if start is None or end is None else memoryview(self._read(start, end - start))
         for r in rows:
             length = int(self._lengths[r])
             if length < 0:
                 yield r, (None if length == NULL_LENGTH else PLACEHOLDER)
                 continue
+            assert data is not None and start is not None   # a run with an entry has a range
             o = int(self._offsets[r]) - start
             entry = data[o:o + length]
             self._verify(r, entry)

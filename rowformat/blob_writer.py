@@ -16,7 +16,7 @@ from typing import Iterable
 
 import pyarrow as pa
 
-from . import _blob
+from . import _blob, fs
 from .blob_descriptor import BlobDescriptor
 from .blob_kind import PLACEHOLDER, resolve_blob_type
 from .blob_meta import (ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, PLACEHOLDER_LENGTH,
@@ -112,7 +112,7 @@ class BlobFileWriter:
         self.path = os.fspath(path)
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-        directory = os.path.dirname(os.path.abspath(self.path))
+        directory = fs.staging_dir(self.path)   # beside path; the temp dir for a URL
         fd, self._tmp_path = tempfile.mkstemp(
             prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
         self._file = os.fdopen(fd, "wb", buffering=1 << 16)
@@ -212,7 +212,7 @@ class BlobFileWriter:
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
-            os.replace(self._tmp_path, self.path)
+            fs.replace(self._tmp_path, self.path)   # a rename; an upload for a URL
         except BaseException:
             self.abort()
             raise

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from . import _rowcodec
+from . import _rowcodec, fs
 from .arrow_types import to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex
@@ -45,7 +45,13 @@ class _Source:
         self._fd = None
         self._file = None
         self._lock = threading.Lock()
-        if isinstance(path_or_file, (str, bytes, os.PathLike)):
+        self._owned = False
+        if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
+            self.name = path_or_file
+            self._file = fs.open_input(path_or_file)
+            self._owned = True
+            self.size = self._file.seek(0, os.SEEK_END)
+        elif isinstance(path_or_file, (str, bytes, os.PathLike)):
             self.name = os.fsdecode(path_or_file)
             self._fd = os.open(path_or_file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
             self.size = os.fstat(self._fd).st_size
@@ -79,6 +85,9 @@ class _Source:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._owned and self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 def _as_rows(rows, n: int, what: str) -> np.ndarray:
@@ -130,7 +139,7 @@ class RowFileReader:
         self._decompressor = threading.local()
         self._decoders = threading.local()
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
-        self._pool = None
+        self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
     def _open(self):
@@ -322,6 +331,7 @@ class RowFileReader:
         dec = self._decoder(positions)
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        blocks: Iterable[int]
         if rows is None:
             rows = range(0, self.num_rows)
         if isinstance(rows, range):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Iterator
+from typing import ClassVar, Iterator, NoReturn
 
 from .errors import SchemaError
 
@@ -320,6 +320,7 @@ class _Parser:
                     break
                 raise SchemaError(f"unexpected character {text[pos]!r} at position {pos} in {text!r}")
             kind = m.lastgroup
+            assert kind is not None   # every alternative is a named group
             self.tokens.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
         self.i = 0
@@ -328,7 +329,7 @@ class _Parser:
         j = self.i + ahead
         return self.tokens[j] if j < len(self.tokens) else ("end", "", len(self.text))
 
-    def fail(self, expected: str):
+    def fail(self, expected: str) -> NoReturn:
         kind, value, pos = self.peek()
         found = "end of text" if kind == "end" else repr(value)
         raise SchemaError(f"expected {expected} at position {pos} of {self.text!r}, found {found}")
@@ -511,7 +512,7 @@ def schema(text: str) -> RowType:
     kind, value, _ = p.peek()
     if kind == "word" and value.upper() == "ROW" and p.peek(1)[1] in ("<", "("):
         t = p.data_type()
-        if p.at_end():
+        if p.at_end() and isinstance(t, RowType):
             return t
         p.i = 0
     fields = p.field_list()

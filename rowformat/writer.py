@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import zstandard
 
-from . import _rowcodec
+from . import _rowcodec, fs
 from .arrow_types import to_arrow_schema
 from .block_index import BlockIndex
 from .errors import RowFormatError, SchemaError, ValueConversionError
@@ -79,7 +79,7 @@ class RowFileWriter:
             if self.threads > 1 else None
         self._in_flight: deque = deque()   # (rows, uncompressed size, future of the frame)
         self._local = threading.local()     # one compressor per thread: they are not shareable
-        directory = os.path.dirname(os.path.abspath(self.path))
+        directory = fs.staging_dir(self.path)   # beside path; the temp dir for a URL
         fd, self._tmp_path = tempfile.mkstemp(
             prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
         self._file = os.fdopen(fd, "wb")
@@ -313,7 +313,7 @@ class RowFileWriter:
             self._file.flush()
             os.fsync(self._file.fileno())
             self._file.close()
-            os.replace(self._tmp_path, self.path)
+            fs.replace(self._tmp_path, self.path)   # a rename; an upload for a URL
         except BaseException:
             self.abort()
             raise

