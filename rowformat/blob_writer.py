@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 import zlib
 from typing import Iterable
 
 import pyarrow as pa
 
-from . import _blob, fs
+from . import _blob
+from .atomic import AtomicOutput
 from .blob_descriptor import BlobDescriptor
 from .blob_kind import PLACEHOLDER, resolve_blob_type
 from .blob_meta import (ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, PLACEHOLDER_LENGTH,
@@ -112,10 +112,8 @@ class BlobFileWriter:
         self.path = os.fspath(path)
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
-        directory = fs.staging_dir(self.path)   # beside path; the temp dir for a URL
-        fd, self._tmp_path = tempfile.mkstemp(
-            prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
-        self._file = os.fdopen(fd, "wb", buffering=1 << 16)
+        self._out = AtomicOutput(self.path, buffering=1 << 16)
+        self._file = self._out.file
         self._sink = _Sink(self._file, self.path, chunk_size, consumer)
         self._lengths: list[int] = []
         self._state = "open"
@@ -209,10 +207,7 @@ class BlobFileWriter:
             raise RowFormatError(f"writer for {self.path} failed earlier; no file was written")
         try:
             self._file.write(encode_footer(_blob.encode(self._lengths)))
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            fs.replace(self._tmp_path, self.path)   # a rename; an upload for a URL
+            self._out.commit()
         except BaseException:
             self.abort()
             raise
@@ -223,13 +218,7 @@ class BlobFileWriter:
         if self._state == "closed":
             return
         self._state = "aborted"
-        try:
-            self._file.close()
-        finally:
-            try:
-                os.unlink(self._tmp_path)
-            except FileNotFoundError:
-                pass
+        self._out.discard()
 
     def __enter__(self):
         return self

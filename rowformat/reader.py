@@ -23,7 +23,7 @@ from . import _rowcodec, fs
 from .arrow_types import to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex
-from .errors import CorruptFileError, LimitExceededError, RowFormatError
+from .errors import CorruptFileError, RowFormatError
 from .footer import FOOTER_SIZE, Footer
 from .types import RowType, as_row_type
 

@@ -9,7 +9,8 @@ ARRAY, MULTISET, VECTOR, MAP and ROW are objects::
     {"type": "MAP", "key": <type>, "value": <type>}
     {"type": "ROW", "fields": [{"id": 0, "name": "a", "type": <type>}, ...]}
 
-Field ids are numbered depth-first from 0. ``loads`` accepts a bare field
+Field ids are numbered depth-first from 0, a field before its nested fields,
+as Paimon assigns them. ``loads`` accepts a bare field
 list, ``{"fields": [...]}``, or a whole Paimon table schema file.
 """
 from __future__ import annotations
@@ -40,11 +41,13 @@ def _type_json(t: DataType, ids) -> str | dict:
 
 
 def _fields_json(fields, ids) -> list[dict]:
-    out = [{"id": next(ids), "name": f.name} for f in fields]
-    for entry, f in zip(out, fields):
+    out = []
+    for f in fields:
+        entry = {"id": next(ids), "name": f.name}   # a field's id before its nested fields'
         entry["type"] = _type_json(f.type, ids)
         if f.description is not None:
             entry["description"] = f.description
+        out.append(entry)
     return out
 
 
@@ -55,8 +58,12 @@ def to_json_fields(schema: RowType) -> list[dict]:
 
 def dumps(schema: RowType) -> str:
     fields = to_json_fields(schema)
-    highest = max(_all_ids(fields), default=-1)
-    return json.dumps({"fields": fields, "highestFieldId": highest}, indent=2)
+    return json.dumps({"fields": fields, "highestFieldId": highest_field_id(fields)}, indent=2)
+
+
+def highest_field_id(fields: list[dict]) -> int:
+    """The largest field id, nested fields included (-1 for none)."""
+    return max(_all_ids(fields), default=-1)
 
 
 def _all_ids(fields):

@@ -11,7 +11,6 @@ temporary name in the target directory and renamed to ``path`` only when
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -22,11 +21,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import zstandard
 
-from . import _rowcodec, fs
+from . import _rowcodec
 from .arrow_types import to_arrow_schema
+from .atomic import AtomicOutput
 from .block_index import BlockIndex
 from .errors import RowFormatError, SchemaError, ValueConversionError
-from .footer import FOOTER_SIZE, Footer
+from .footer import Footer
 from .types import RowType, as_row_type
 
 DEFAULT_BLOCK_SIZE = 65536
@@ -79,10 +79,8 @@ class RowFileWriter:
             if self.threads > 1 else None
         self._in_flight: deque = deque()   # (rows, uncompressed size, future of the frame)
         self._local = threading.local()     # one compressor per thread: they are not shareable
-        directory = fs.staging_dir(self.path)   # beside path; the temp dir for a URL
-        fd, self._tmp_path = tempfile.mkstemp(
-            prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=directory)
-        self._file = os.fdopen(fd, "wb")
+        self._out = AtomicOutput(self.path)
+        self._file = self._out.file
         self._compressed_sizes: list[int] = []
         self._uncompressed_sizes: list[int] = []
         self._row_starts: list[int] = []
@@ -310,10 +308,7 @@ class RowFileWriter:
             footer = Footer(self._flushed_rows, len(self._row_starts), index_offset, len(index))
             self._file.write(index)
             self._file.write(footer.to_bytes())
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            fs.replace(self._tmp_path, self.path)   # a rename; an upload for a URL
+            self._out.commit()
         except BaseException:
             self.abort()
             raise
@@ -326,13 +321,7 @@ class RowFileWriter:
         self._state = "aborted"
         self._in_flight.clear()
         self._shutdown_pool()
-        try:
-            self._file.close()
-        finally:
-            try:
-                os.unlink(self._tmp_path)
-            except FileNotFoundError:
-                pass
+        self._out.discard()
 
     def _shutdown_pool(self):
         if self._pool is not None:

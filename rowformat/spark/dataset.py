@@ -45,12 +45,11 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterable
 
+from .. import schema_json
+from ..atomic import write_atomically
 from ..errors import RowFormatError, SchemaError
-from ..types import (
-    ArrayType, DataField, DataType, MapType, MultisetType, RowType, VectorType, parse_type,
-)
+from ..types import RowType
 
 MANIFEST = "_manifest.json"
 SCHEMA_DIR = "schema"
@@ -65,91 +64,20 @@ class DatasetError(RowFormatError):
 
 # ---------------------------------------------------------------- schema JSON
 
-def type_to_json(t: DataType, next_id: list[int]):
-    """Paimon's JSON for a type; ``next_id`` hands out nested field ids."""
-    suffix = "" if t.nullable else " NOT NULL"
-    if isinstance(t, ArrayType):
-        return {"type": "ARRAY" + suffix, "element": type_to_json(t.element, next_id)}
-    if isinstance(t, MultisetType):
-        return {"type": "MULTISET" + suffix, "element": type_to_json(t.element, next_id)}
-    if isinstance(t, MapType):
-        return {"type": "MAP" + suffix, "key": type_to_json(t.key, next_id),
-                "value": type_to_json(t.value, next_id)}
-    if isinstance(t, VectorType):
-        return {"type": "VECTOR" + suffix, "length": t.length,
-                "element": type_to_json(t.element, next_id)}
-    if isinstance(t, RowType):
-        return {"type": "ROW" + suffix, "fields": fields_to_json(t.fields, next_id)}
-    return str(t)
-
-
-def fields_to_json(fields: Iterable[DataField], next_id: list[int]) -> list[dict]:
-    out = []
-    for f in fields:
-        fid = next_id[0]
-        next_id[0] += 1
-        entry = {"id": fid, "name": f.name, "type": type_to_json(f.type, next_id)}
-        if f.description is not None:
-            entry["description"] = f.description
-        out.append(entry)
-    return out
-
-
-def type_from_json(j) -> DataType:
-    if isinstance(j, str):
-        return parse_type(j)
-    if not isinstance(j, dict) or not isinstance(j.get("type"), str):
-        raise SchemaError(f"not a Paimon type in JSON: {j!r}")
-    words = j["type"].split()
-    root = words[0].upper()
-    nullable = [w.upper() for w in words[1:]] != ["NOT", "NULL"]
-    if len(words) > 1 and nullable:
-        raise SchemaError(f"unexpected type text {j['type']!r} in schema JSON")
-    if root == "ARRAY":
-        t = ArrayType(element=type_from_json(j["element"]))
-    elif root == "MULTISET":
-        t = MultisetType(element=type_from_json(j["element"]))
-    elif root == "MAP":
-        t = MapType(key=type_from_json(j["key"]), value=type_from_json(j["value"]))
-    elif root == "VECTOR":
-        t = VectorType(length=int(j["length"]), element=type_from_json(j["element"]))
-    elif root == "ROW":
-        t = RowType(fields=fields_from_json(j["fields"]))
-    else:
-        raise SchemaError(f"unknown composite type {j['type']!r} in schema JSON")
-    return t.copy(nullable)
-
-
-def fields_from_json(fields: list[dict]) -> tuple[DataField, ...]:
-    return tuple(DataField(f["name"], type_from_json(f["type"]), f.get("description"))
-                 for f in fields)
-
-
 def schema_to_json(row_type: RowType, schema_id: int = 0) -> dict:
     """The Paimon table schema document for ``row_type``."""
-    next_id = [0]
-    fields = fields_to_json(row_type.fields, next_id)
-    return {"version": 3, "id": schema_id, "fields": fields, "highestFieldId": next_id[0] - 1,
+    fields = schema_json.to_json_fields(row_type)
+    return {"version": 3, "id": schema_id, "fields": fields,
+            "highestFieldId": schema_json.highest_field_id(fields),
             "partitionKeys": [], "primaryKeys": [], "options": {"file.format": "row"},
             "timeMillis": int(time.time() * 1000)}
 
 
 def schema_from_json(doc: dict) -> RowType:
-    return RowType(fields=fields_from_json(doc["fields"]), top_level=True)
+    return schema_json.loads(doc)
 
 
 # ---------------------------------------------------------------- files
-
-def _write_atomically(path: str, data: bytes) -> None:
-    """Writes ``data`` to a temporary name beside ``path``, fsyncs it and
-    renames it over ``path``: readers see the old or the new content."""
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
 
 def _fsync_dir(path: str) -> None:
     try:
@@ -241,7 +169,7 @@ def _store_schema(path: str, row_type: RowType, current: Dataset | None) -> int:
            if n.startswith("schema-") and n.split("-", 1)[1].isdigit()]
     new_id = max(ids) + 1 if ids else 0
     data = json.dumps(schema_to_json(row_type, new_id), indent=2).encode()
-    _write_atomically(os.path.join(schema_dir, f"schema-{new_id}"), data)
+    write_atomically(os.path.join(schema_dir, f"schema-{new_id}"), data)
     return new_id
 
 
@@ -249,7 +177,7 @@ def _write_manifest(path: str, schema_id: int, snapshot: int, job: str,
                     files: list[FileEntry]) -> None:
     doc = {"version": 1, "schemaId": schema_id, "snapshot": snapshot, "job": job,
            "files": [e.to_json() for e in files]}
-    _write_atomically(os.path.join(path, MANIFEST), json.dumps(doc, indent=1).encode())
+    write_atomically(os.path.join(path, MANIFEST), json.dumps(doc, indent=1).encode())
     _fsync_dir(path)
 
 
@@ -408,7 +336,7 @@ def set_deletion_vectors(path: str, vectors: dict[str, object]) -> Dataset:
             raise DatasetError(f"{path}/{name}: the deletion vector deletes row {bitmap.max()}, "
                                f"but the file has {entry.rows} rows")
         dv_name = f"dv-{job}-{len(updated)}.bin"
-        _write_atomically(os.path.join(path, dv_name), bitmap.serialize())
+        write_atomically(os.path.join(path, dv_name), bitmap.serialize())
         updated[name] = FileEntry(name, entry.rows, dv_name)
     files = [updated.get(e.name, e) for e in current.files]
     _write_manifest(path, current.schema_id, current.snapshot + 1, job, files)
