@@ -207,29 +207,6 @@ class RowFileReader:
             self._cache.put(b, block, block.nbytes)
         return block
 
-    def _blocks(self, ids, cache: bool) -> Iterator[tuple[int, "_rowcodec.Block"]]:
-        """(b, block) for the block numbers ``ids`` in order, with up to
-        2 x threads blocks read and decompressed ahead on a thread pool (the
-        GIL is released in both and in the decoder)."""
-        ids = iter(ids)
-        if self.threads == 1:
-            for b in ids:
-                yield b, self.block(b, cache=cache)
-            return
-        pool = self._executor()
-        window = deque((b, pool.submit(self.block, b, cache=cache))
-                       for b in itertools.islice(ids, 2 * self.threads))
-        try:
-            while window:
-                b, future = window.popleft()
-                nxt = next(ids, None)
-                if nxt is not None:
-                    window.append((nxt, pool.submit(self.block, nxt, cache=cache)))
-                yield b, future.result()
-        finally:
-            for _, future in window:
-                future.cancel()
-
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
@@ -323,55 +300,83 @@ class RowFileReader:
             yield self.get(i)
 
     # -- rows as Arrow ------------------------------------------------------
-    def _batches(self, rows: np.ndarray | range | None, positions,
-                 batch_size: int) -> Iterator[pa.RecordBatch]:
-        """Decodes ``rows`` (sorted row numbers, a step-1 range, or None for
-        all rows) block by block, yielding batches of exactly ``batch_size``
-        rows (the last may be shorter)."""
-        dec = self._decoder(positions)
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
-        blocks: Iterable[int]
-        if rows is None:
-            rows = range(0, self.num_rows)
+    def _segments(self, rows: np.ndarray | range) -> Iterator[tuple[int, np.ndarray | None, int, int]]:
+        """(block, local rows or None, start, stop) per touched block, in order:
+        a sorted row array gives local row arrays, a range gives spans."""
         if isinstance(rows, range):
-            # a span: whole blocks in the middle, cut blocks at the ends
             lo, hi = rows.start, rows.stop
             if lo >= hi:
-                blocks, groups = [], []
-            else:
-                first, last = self._block_of(np.array([lo, hi - 1]))
-                blocks = range(int(first), int(last) + 1)
-                groups = None
-        else:
-            ids = self._block_of(rows)
-            cuts = np.flatnonzero(np.diff(ids)) + 1
-            starts = np.concatenate(([0], cuts)) if len(rows) else np.zeros(0, np.int64)
-            blocks = ids[starts] if len(rows) else []
-            groups = np.split(rows, cuts) if len(rows) else []
-        for k, (b, block) in enumerate(self._blocks((int(b) for b in blocks), cache=False)):
-            base = int(self._starts[b])
-            if groups is None:
-                local, first_row = None, max(lo - base, 0)
-                total = min(hi - base, block.num_rows) - first_row
-            else:
-                local, first_row = np.ascontiguousarray(groups[k] - base), 0
-                total = len(local)
-            done = 0
-            while done < total:
-                take = min(total - done, batch_size - dec.pending_rows)
-                try:
-                    if local is None:
-                        dec.decode(block, None, first_row + done, first_row + done + take)
-                    else:
-                        dec.decode(block, local[done:done + take])
-                except _rowcodec.RowDecodeError as e:
-                    raise self._decode_error(b, e) from None
-                done += take
-                if dec.pending_rows >= batch_size:
-                    yield dec.finish()
-        if dec.pending_rows:
-            yield dec.finish()
+                return
+            first, last = (int(x) for x in self._block_of(np.array([lo, hi - 1])))
+            for b in range(first, last + 1):
+                base = int(self._starts[b])
+                yield b, None, max(lo - base, 0), min(hi, int(self._ends[b])) - base
+            return
+        if not len(rows):
+            return
+        ids = self._block_of(rows)
+        cuts = np.flatnonzero(np.diff(ids)) + 1
+        for group in np.split(rows, cuts):
+            b = int(self._block_of(group[:1])[0])
+            yield b, np.ascontiguousarray(group - self._starts[b]), 0, len(group)
+
+    def _units(self, rows, batch_size: int) -> Iterator[list]:
+        """The segments cut into units of exactly batch_size rows (the last may
+        be shorter); one unit becomes one batch."""
+        unit, size = [], 0
+        for b, local, start, stop in self._segments(rows):
+            while start < stop:
+                take = min(stop - start, batch_size - size)
+                unit.append((b, local, start, start + take))
+                size += take
+                start += take
+                if size == batch_size:
+                    yield unit
+                    unit, size = [], 0
+        if unit:
+            yield unit
+
+    def _decode_unit(self, unit, positions) -> pa.RecordBatch:
+        """Reads, decompresses and decodes one unit; runs on a pool thread
+        with its own decoder (the GIL is released in ZSTD and the decoder)."""
+        dec = self._decoder(positions)
+        for b, local, start, stop in unit:
+            block = self.block(b, cache=False)
+            try:
+                if local is None:
+                    dec.decode(block, None, start, stop)
+                else:
+                    dec.decode(block, local[start:stop])
+            except _rowcodec.RowDecodeError as e:
+                raise self._decode_error(b, e) from None
+        return dec.finish()
+
+    def _batches(self, rows: np.ndarray | range | None, positions,
+                 batch_size: int) -> Iterator[pa.RecordBatch]:
+        """Batches of exactly ``batch_size`` rows (the last may be shorter) of
+        ``rows`` (sorted row numbers, a step-1 range, or None for all). With
+        threads > 1, units are decoded on the pool, at most threads + 1 ahead,
+        so memory holds a few batches whatever the file size."""
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        units = self._units(range(0, self.num_rows) if rows is None else rows, batch_size)
+        if self.threads == 1:
+            for unit in units:
+                yield self._decode_unit(unit, positions)
+            return
+        pool = self._executor()
+        window = deque(pool.submit(self._decode_unit, u, positions)
+                       for u in itertools.islice(units, self.threads + 1))
+        try:
+            while window:
+                future = window.popleft()
+                nxt = next(units, None)
+                if nxt is not None:
+                    window.append(pool.submit(self._decode_unit, nxt, positions))
+                yield future.result()
+        finally:
+            for future in window:
+                future.cancel()
 
     def _selected(self, selection) -> np.ndarray | range | None:
         if selection is None:
@@ -399,7 +404,7 @@ class RowFileReader:
         of row numbers; None for all) and columns as a Table."""
         positions = self._column_positions(columns)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-        batches = list(self._batches(self._selected(selection), positions, 1 << 62))
+        batches = list(self._batches(self._selected(selection), positions, DEFAULT_BATCH_SIZE))
         return pa.Table.from_batches(batches, schema=schema)
 
     def take(self, row_numbers, columns=None) -> pa.Table:
@@ -408,10 +413,10 @@ class RowFileReader:
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         rows = _as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
-            batches = list(self._batches(rows, positions, 1 << 62))
+            batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE))
             return pa.Table.from_batches(batches, schema=schema)
         unique, inverse = np.unique(rows, return_inverse=True)
-        batches = list(self._batches(unique, positions, 1 << 62))
+        batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
 
     # -- lifetime -------------------------------------------------------------

@@ -733,16 +733,63 @@ cdef int dec_empty(Node *n, bint valid) noexcept nogil:
     return bld_slot(n, valid)
 
 
-cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store) noexcept nogil:
-    """Parses one non-null value at b[*pos:end]; appends it when store."""
+cdef inline int dec_fixed(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store,
+                          int w) noexcept nogil:
     cdef int64_t p = pos[0]
-    cdef int64_t ln, k, ms, v, nb
+    if p + w > end:
+        return E_TRUNC
+    pos[0] = p + w
+    if store:
+        if buf_put_fixed(&n.vals, b + p, w):
+            return E_OOM
+        return bld_slot(n, 1)
+    return 0
+
+
+cdef inline int dec_len(const uint8_t *b, int64_t *p, int64_t end, int64_t *ln) noexcept nogil:
+    """A length varint whose bytes must follow within end."""
+    cdef int rc = rf_read_len(b, p, end, ln)
+    if rc:
+        return E_TRUNC if rc == -1 else E_VARINT
+    if ln[0] > end - p[0]:
+        return E_TRUNC
+    return 0
+
+
+cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store) noexcept nogil:
+    """Parses one non-null value at b[*pos:end]; appends it when store.
+    One if/elif chain on the kind, which Cython turns into a C switch."""
+    cdef int64_t p = pos[0]
+    cdef int64_t ln, k, ms, v
     cdef uint64_t u
     cdef rf_i128 d
-    cdef int rc, w
-    cdef const uint8_t *bitmap
-    cdef Node *c
-    if n.kind == K_BOOL:
+    cdef int rc
+    cdef int kind = n.kind
+    if kind == K_I32:
+        return dec_fixed(n, b, pos, end, store, 4)
+    elif kind == K_I64:
+        return dec_fixed(n, b, pos, end, store, 8)
+    elif kind == K_F64:
+        return dec_fixed(n, b, pos, end, store, 8)
+    elif kind == K_F32:
+        return dec_fixed(n, b, pos, end, store, 4)
+    elif kind == K_I16:
+        return dec_fixed(n, b, pos, end, store, 2)
+    elif kind == K_I8:
+        return dec_fixed(n, b, pos, end, store, 1)
+    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
+        rc = dec_len(b, &p, end, &ln)
+        if rc:
+            return rc
+        pos[0] = p + ln
+        if kind == K_STR and not rf_utf8_valid(b + p, ln):
+            return E_UTF8
+        if store:
+            if buf_put(&n.vals, b + p, ln) or bld_offset(n, n.vals.len):
+                return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
+            return bld_slot(n, 1)
+        return 0
+    elif kind == K_BOOL:
         if p + 1 > end:
             return E_TRUNC
         pos[0] = p + 1
@@ -751,35 +798,21 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
                 return E_OOM
             return bld_slot(n, 1)
         return 0
-    w = _width(n.kind)
-    if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64):
-        if p + w > end:
-            return E_TRUNC
-        pos[0] = p + w
-        if store:
-            if buf_put_fixed(&n.vals, b + p, w):
-                return E_OOM
-            return bld_slot(n, 1)
-        return 0
-    if n.kind in (K_BIN, K_STR, K_LBIN):
-        rc = rf_read_len(b, &p, end, &ln)
-        if rc:
-            return E_TRUNC if rc == -1 else E_VARINT
-        if ln > end - p:
-            return E_TRUNC
-        pos[0] = p + ln
-        if n.kind == K_STR and not rf_utf8_valid(b + p, ln):
-            return E_UTF8
-        if store:
-            if buf_put(&n.vals, b + p, ln) or bld_offset(n, n.vals.len):
-                return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
-            return bld_slot(n, 1)
-        return 0
-    if n.kind == K_DEC64:
-        if p + 8 > end:
-            return E_TRUNC
-        pos[0] = p + 8
-        d = <rf_i128> rf_ld_i64(b + p)
+    elif kind == K_DEC64 or kind == K_DEC128:
+        if kind == K_DEC64:
+            if p + 8 > end:
+                return E_TRUNC
+            d = <rf_i128> rf_ld_i64(b + p)
+            pos[0] = p + 8
+        else:
+            rc = dec_len(b, &p, end, &ln)
+            if rc:
+                return rc
+            if ln == 0:
+                return E_DEC_EMPTY
+            pos[0] = p + ln
+            if rf_be_to_i128(b + p, ln, &d):
+                return E_DEC_OVERFLOW
         if not rf_dec_fits(d, n.precision):
             return E_DEC_OVERFLOW
         if store:
@@ -789,35 +822,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             n.vals.len += 16
             return bld_slot(n, 1)
         return 0
-    if n.kind == K_DEC128:
-        rc = rf_read_len(b, &p, end, &ln)
-        if rc:
-            return E_TRUNC if rc == -1 else E_VARINT
-        if ln > end - p:
-            return E_TRUNC
-        if ln == 0:
-            return E_DEC_EMPTY
-        pos[0] = p + ln
-        if rf_be_to_i128(b + p, ln, &d) or not rf_dec_fits(d, n.precision):
-            return E_DEC_OVERFLOW
-        if store:
-            if buf_reserve(&n.vals, 16):
-                return E_OOM
-            rf_st_i128(n.vals.data + n.vals.len, d)
-            n.vals.len += 16
-            return bld_slot(n, 1)
-        return 0
-    if n.kind == K_TIME:
-        if p + 4 > end:
-            return E_TRUNC
-        pos[0] = p + 4
-        if store:
-            v = <int64_t> rf_ld_i32(b + p) * n.upm
-            if buf_put_fixed(&n.vals, <uint8_t *> &v, 8):
-                return E_OOM
-            return bld_slot(n, 1)
-        return 0
-    if n.kind == K_TS_NANO:
+    elif kind == K_TS_NANO:
         if p + 8 > end:
             return E_TRUNC
         ms = rf_ld_i64(b + p)
@@ -835,19 +840,17 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
                 return E_OOM
             return bld_slot(n, 1)
         return 0
-    if n.kind == K_VARIANT:
-        rc = dec_value(&n.child[0], b, pos, end, store)
-        if rc == 0:
-            rc = dec_value(&n.child[1], b, pos, end, store)
-        if rc == 0 and store:
-            rc = bld_slot(n, 1)
-        return rc
-    if n.kind == K_ROW:
-        rc = dec_row(n, b, pos, end, store, NULL)
-        if rc == 0 and store:
-            rc = bld_slot(n, 1)
-        return rc
-    if n.kind == K_LIST:
+    elif kind == K_TIME:
+        if p + 4 > end:
+            return E_TRUNC
+        pos[0] = p + 4
+        if store:
+            v = <int64_t> rf_ld_i32(b + p) * n.upm
+            if buf_put_fixed(&n.vals, <uint8_t *> &v, 8):
+                return E_OOM
+            return bld_slot(n, 1)
+        return 0
+    elif kind == K_LIST:
         rc = dec_array(&n.child[0], b, pos, end, store, &ln, 1)
         if rc:
             return rc
@@ -856,7 +859,17 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
                 return E_OOM
             return bld_slot(n, 1)
         return 0
-    if n.kind == K_MAP:
+    elif kind == K_ROW or kind == K_VARIANT:
+        if kind == K_ROW:
+            rc = dec_row(n, b, pos, end, store, NULL)
+        else:
+            rc = dec_value(&n.child[0], b, pos, end, store)
+            if rc == 0:
+                rc = dec_value(&n.child[1], b, pos, end, store)
+        if rc == 0 and store:
+            rc = bld_slot(n, 1)
+        return rc
+    elif kind == K_MAP:
         rc = dec_array(&n.child[0], b, pos, end, store, &ln, 0)
         if rc:
             return rc
@@ -870,7 +883,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
                 return E_OOM
             return bld_slot(n, 1)
         return 0
-    if n.kind == K_VECTOR:
+    elif kind == K_VECTOR:
         rc = rf_read_len(b, &p, end, &ln)
         if rc:
             return E_TRUNC if rc == -1 else E_VARINT
