@@ -27,7 +27,7 @@ import decimal as _decimal
 import numpy as _np
 import pyarrow as pa
 
-from rowformat.errors import CorruptFileError, ValueConversionError
+from rowformat.errors import CorruptFileError, LimitExceededError, ValueConversionError
 
 
 cdef enum Kind:
@@ -70,6 +70,8 @@ cdef enum:
     E_NOT_NULL = -14
     E_BATCH_TOO_BIG = -15
     E_DEC_EMPTY = -16
+    E_ROW_LIMIT = -17
+    E_EXPAND_LIMIT = -18
 
 _ERRORS = {
     E_OOM: "out of memory",
@@ -88,6 +90,9 @@ _ERRORS = {
     E_NOT_NULL: "null in a NOT NULL field",
     E_BATCH_TOO_BIG: "more than 2 GiB of string/binary data in one batch; use a smaller batch_size",
     E_DEC_EMPTY: "decimal with zero bytes",
+    E_ROW_LIMIT: "row larger than max_row_size",
+    E_EXPAND_LIMIT: ("row's nulls expand to more than max_row_size bytes of Arrow placeholders "
+                     "(nulls in arrays of VECTOR or ROW values)"),
 }
 
 
@@ -186,6 +191,8 @@ ctypedef struct Node:
     Buf offs
     int64_t blen
     int64_t bnull
+    int64_t empty_cost  # decode: bytes dec_empty appends for one null of this node
+    int64_t *budget     # decode: the decoder's placeholder budget for the current row
 
 
 # How decode_row turns a wire value into a Python value.
@@ -295,6 +302,41 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
     else:
         raise ValueError(f"unsupported type {t}")
     plan_reset_builders(n)
+    return 0
+
+
+cdef int64_t plan_costs(Node *n, int64_t *budget) noexcept nogil:
+    """Sets empty_cost (saturating at 2^50) and the budget pointer of n and
+    its descendants; returns n's empty_cost."""
+    cdef int64_t cost = _width(n.kind) + 1
+    cdef int64_t cap = (<int64_t> 1) << 50
+    cdef int64_t sub
+    cdef int i
+    if n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
+        cost += 4
+    elif n.kind == K_LBIN:
+        cost += 8
+    for i in range(n.nchild):
+        if n.kind == K_VECTOR:
+            sub = plan_costs(&n.child[i], budget)
+            cost += 0 if n.fixed <= 0 else n.fixed * sub if sub <= cap // n.fixed else cap
+        elif n.kind in (K_ROW, K_VARIANT):
+            cost += plan_costs(&n.child[i], budget)
+        else:
+            plan_costs(&n.child[i], budget)
+        if cost > cap:
+            cost = cap
+    n.empty_cost = cost
+    n.budget = budget
+    return cost
+
+
+cdef inline int charge_empty(Node *c) noexcept nogil:
+    """Charges one null placeholder of c to the row's budget."""
+    if c.budget != NULL:
+        c.budget[0] -= c.empty_cost
+        if c.budget[0] < 0:
+            return E_EXPAND_LIMIT
     return 0
 
 
@@ -879,6 +921,9 @@ cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, bint st
             if store:
                 if not nulls_ok:
                     return E_NULL_KEY
+                rc = charge_empty(c)
+                if rc:
+                    return rc
                 rc = dec_empty(c, 0)
                 if rc:
                     return rc
@@ -907,8 +952,12 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint stor
                     errcol[0] = f
                 return E_NOT_NULL
             if store and c.store:
-                rc = dec_empty(c, 0)
+                rc = charge_empty(c)
+                if rc == 0:
+                    rc = dec_empty(c, 0)
                 if rc:
+                    if errcol != NULL:
+                        errcol[0] = f
                     return rc
         else:
             rc = dec_value(c, b, pos, end, store and c.store)
@@ -1028,6 +1077,16 @@ class RowDecodeError(CorruptFileError):
         self.column = column
 
 
+class RowLimitError(RowDecodeError, LimitExceededError):
+    """A row larger than the decoder's max_row_size, or whose nulls would
+    expand past it."""
+
+
+def _decode_error(int rc, row, column):
+    cls = RowLimitError if rc in (E_ROW_LIMIT, E_EXPAND_LIMIT) else RowDecodeError
+    return cls(error_message(rc), row, column)
+
+
 cdef class RowDecoder:
     """Decodes rows of blocks under a schema, into Arrow (selected columns,
     in the given order) or into Python tuples."""
@@ -1036,6 +1095,10 @@ cdef class RowDecoder:
     cdef list names
     cdef object arrow_schema
     cdef int64_t pending
+    cdef int64_t budget
+    cdef public int64_t max_row_size
+    """Rows whose bytes exceed this (0: no limit) are not decoded; the null
+    placeholders one row may add to the Arrow builders are bounded by it too."""
 
     def __cinit__(self, row_type, columns, arrow_schema):
         """columns: top-level field positions to output, in output order."""
@@ -1048,6 +1111,8 @@ cdef class RowDecoder:
             self.root.child[i].store = 1 if i in self.columns else 0
         self.arrow_schema = arrow_schema
         self.pending = 0
+        self.max_row_size = 0
+        plan_costs(&self.root, &self.budget)
 
     def __dealloc__(self):
         plan_free(&self.root)
@@ -1062,8 +1127,11 @@ cdef class RowDecoder:
         if block.row_span(i, &s, &e):
             errcol[0] = -1
             return E_TRUNC
-        pos = s
         errcol[0] = -1
+        if self.max_row_size > 0 and e - s > self.max_row_size:
+            return E_ROW_LIMIT
+        self.budget = self.max_row_size if self.max_row_size > 0 else (<int64_t> 1 << 62)
+        pos = s
         rc = dec_row(&self.root, block.ptr, &pos, e, 1, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
@@ -1073,7 +1141,7 @@ cdef class RowDecoder:
     def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1):
         """Appends rows of ``block``: the local row numbers ``rows`` if given,
         else ``start:stop``."""
-        cdef int64_t k, i, n
+        cdef int64_t k, i, n, s, e
         cdef int rc = 0
         cdef int errcol = -1
         cdef bint has_rows = rows is not None
@@ -1095,10 +1163,17 @@ cdef class RowDecoder:
                 self.pending += 1
         if rc:
             self._reset()
+            if rc == E_ROW_LIMIT:
+                block.row_span(i, &s, &e)
+                raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
+                                    f"{self.max_row_size}", i, None)
+            if rc == E_EXPAND_LIMIT:
+                raise RowLimitError(f"{error_message(rc)}={self.max_row_size}", i,
+                                    errcol if errcol >= 0 else None)
             if errcol == -2:
                 raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                      "ended before the row's end", i, None)
-            raise RowDecodeError(error_message(rc), i, errcol if errcol >= 0 else None)
+            raise _decode_error(rc, i, errcol if errcol >= 0 else None)
 
     cdef void _reset(self):
         cdef int f
@@ -1125,8 +1200,13 @@ cdef class RowDecoder:
     def decode_row(self, Block block, int64_t i):
         """One row as a tuple of Python values (see rowformat.pyvalues)."""
         cdef int64_t s, e, pos
+        if i < 0 or i >= block.num_rows:
+            raise RowDecodeError(f"row {i} outside the block's {block.num_rows} rows", i, None)
         if block.row_span(i, &s, &e):
             raise RowDecodeError(error_message(E_TRUNC), i, None)
+        if self.max_row_size > 0 and e - s > self.max_row_size:
+            raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
+                                f"{self.max_row_size}", i, None)
         pos = s
         values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
         if pos != e:
