@@ -1,0 +1,158 @@
+"""The fuzz targets' bodies, shared by the atheris scripts and the replay
+test. Each takes one input and returns normally when the input decodes or
+raises a ``rowformat.RowFormatError``; anything else escapes (a finding)."""
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+
+import rowformat
+from rowformat import RowFileReader, RowFormatError, schema
+
+from _schemas import SCHEMAS
+
+# Small limits: a fuzz input must not be able to make us allocate more than
+# a few MiB more than its own size.
+LIMITS = dict(max_block_size=1 << 20, max_row_size=1 << 20)
+_ROW_TYPES = [schema(s) for s in SCHEMAS]
+_DECODERS = {}
+
+
+def _touch_table(table: pa.Table):
+    table.validate(full=True)
+    table.to_pylist()
+
+
+def _read_file(data: bytes, rt):
+    try:
+        r = RowFileReader(io.BytesIO(data), rt, cache_bytes=1 << 16, threads=1, **LIMITS)
+    except RowFormatError:
+        return
+    with r:
+        n = r.num_rows
+        for i in {0, n // 2, n - 1} if n else ():
+            try:
+                r.get(i)
+            except RowFormatError:
+                pass
+        try:
+            _touch_table(r.read())
+        except RowFormatError:
+            pass
+        if n:
+            try:
+                _touch_table(r.take([n - 1, 0, n - 1], columns=[rt.names[-1], rt.names[0]]))
+            except RowFormatError:
+                pass
+        try:
+            for batch in r.iter_batches(batch_size=3):
+                batch.validate(full=True)
+        except RowFormatError:
+            pass
+    report = rowformat.verify(io.BytesIO(data), rt, max_errors=20, **LIMITS)
+    str(report)
+    assert len(report.problems) <= 20
+
+
+def _decoder(k: int):
+    from rowformat import _rowcodec
+    from rowformat.arrow_types import to_arrow_schema
+
+    dec = _DECODERS.get(k)
+    if dec is None:
+        rt = _ROW_TYPES[k]
+        dec = _DECODERS[k] = _rowcodec.RowDecoder(rt, tuple(range(len(rt))), to_arrow_schema(rt))
+        dec.max_row_size = LIMITS["max_row_size"]
+    return dec
+
+
+def _decode_block(data: bytes, k: int):
+    from rowformat import _rowcodec
+
+    try:
+        block = _rowcodec.Block(data)
+    except RowFormatError:
+        return
+    dec = _decoder(k)
+    for i in range(min(block.num_rows, 64)):
+        try:
+            dec.decode_row(block, i)
+        except RowFormatError:
+            pass
+    try:
+        dec.decode(block, None, 0, min(block.num_rows, 256))
+        _touch_table(pa.Table.from_batches([dec.finish()]))
+    except RowFormatError:
+        pass
+    assert dec.pending_rows == 0
+
+
+def row_reader(data: bytes):
+    if not data:
+        return
+    sel, payload = data[0], data[1:]
+    k = (sel // 2) % len(SCHEMAS)
+    if sel % 2 == 0:
+        _read_file(payload, _ROW_TYPES[k])
+    else:
+        _decode_block(payload, k)
+
+
+# -- Fory -------------------------------------------------------------------
+
+_FORY = None
+
+
+def _fory_cases():
+    global _FORY
+    if _FORY is None:
+        from rowformat.fory import RowEncoder
+
+        from _schemas import fory_cases
+        _FORY = [(s, layout, RowEncoder(s, layout)) for s, layout, _ in fory_cases()]
+    return _FORY
+
+
+def _walk(v, budget):
+    """Reads fields of a view (struct, array or map view) recursively, at
+    most budget[0] of them (views are lazy: the walk, not the library,
+    would otherwise pay for rows whose parts alias each other)."""
+    from rowformat.fory import ArrayView, MapView, StructView
+
+    budget[0] -= 1
+    if budget[0] < 0:
+        return
+    if isinstance(v, (StructView, ArrayView)):
+        for i in range(min(len(v), 64)):
+            _walk(v[i], budget)
+    elif isinstance(v, MapView):
+        _walk(v.keys(), budget)
+        _walk(v.values(), budget)
+        v.items()
+
+
+def fory(data: bytes):
+    if not data:
+        return
+    cases = _fory_cases()
+    s, layout, enc = cases[data[0] % len(cases)]
+    row = data[1:]
+    try:
+        enc.decode(row)
+    except RowFormatError:
+        pass
+    try:
+        _walk(enc.view(row), [2000])
+    except RowFormatError:
+        pass
+    try:
+        batch = enc.decode_batch(pa.array([row, row[:len(row) // 2], row], pa.binary()))
+        batch.validate(full=True)
+        batch.to_pylist()
+    except RowFormatError:
+        pass
+    try:
+        enc.decode_with_hash(enc._hash_prefix + row)
+    except RowFormatError:
+        pass
