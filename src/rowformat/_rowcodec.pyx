@@ -72,6 +72,7 @@ cdef enum:
     E_DEC_EMPTY = -16
     E_ROW_LIMIT = -17
     E_EXPAND_LIMIT = -18
+    E_TIME_RANGE = -19
 
 _ERRORS = {
     E_OOM: "out of memory",
@@ -91,6 +92,7 @@ _ERRORS = {
     E_BATCH_TOO_BIG: "more than 2 GiB of string/binary data in one batch; use a smaller batch_size",
     E_DEC_EMPTY: "decimal with zero bytes",
     E_ROW_LIMIT: "row larger than max_row_size",
+    E_TIME_RANGE: "TIME value outside one day [0, 86400000) ms, which Arrow's time types cannot hold",
     E_EXPAND_LIMIT: ("row's nulls expand to more than max_row_size bytes of Arrow placeholders "
                      "(nulls in arrays of VECTOR or ROW values)"),
 }
@@ -767,6 +769,8 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
     if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64):
         if p + w > end:
             return E_TRUNC
+        if n.pyconv == PY_TIME and <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
+            return E_TIME_RANGE
         pos[0] = p + w
         if store:
             if buf_put(&n.vals, b + p, w):
@@ -822,6 +826,8 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
     if n.kind == K_TIME:
         if p + 4 > end:
             return E_TRUNC
+        if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
+            return E_TIME_RANGE
         pos[0] = p + 4
         if store:
             v = <int64_t> rf_ld_i32(b + p) * n.upm
@@ -1208,7 +1214,10 @@ cdef class RowDecoder:
             raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
                                 f"{self.max_row_size}", i, None)
         pos = s
-        values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
+        try:
+            values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
+        except _ValueError as exc:
+            raise RowDecodeError(error_message(exc.code), i, exc.column) from None
         if pos != e:
             raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                  "ended before the row's end", i, None)
@@ -1227,8 +1236,11 @@ _timedelta = _dt.timedelta
 _Decimal = _decimal.Decimal
 
 
-class _ValueError(Exception):
+class _ValueError(CorruptFileError):
+    """Internal to decode_row (which turns it into a RowDecodeError); a
+    CorruptFileError so that it can never escape as anything else."""
     def __init__(self, code, column=None):
+        super().__init__(error_message(code))
         self.code = code
         self.column = column
 
