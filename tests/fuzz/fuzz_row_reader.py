@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import atheris
 
-with atheris.instrument_imports(include=["rowformat"]):
+with atheris.instrument_imports(include=["rowformat", "_targets", "_schemas"]):
     import rowformat  # noqa: F401  (instrumented: Python-level coverage of the package)
     import _targets
 
