@@ -132,6 +132,8 @@ cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
 
 
 cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
+    if n <= 0:  # (memcpy to a NULL buffer is undefined even for 0 bytes)
+        return 0
     if buf_reserve(b, n):
         return E_OOM
     memcpy(b.data + b.len, src, n)
@@ -433,7 +435,8 @@ cdef int enc_bytes(Buf *out, const uint8_t *src, int64_t n) noexcept nogil:
     if buf_reserve(out, 5 + n):
         return E_OOM
     out.len += rf_write_uvarint(out.data + out.len, <uint64_t> n)
-    memcpy(out.data + out.len, src, n)
+    if n > 0:  # (src may be NULL for empty values: memcpy must not see it)
+        memcpy(out.data + out.len, src, n)
     out.len += n
     return 0
 
@@ -606,8 +609,10 @@ cdef class BlockEncoder:
         cdef int64_t size = self.rows.len + 4 * self.nrows + 4
         cdef object out = PyBytes_FromStringAndSize(NULL, size)
         cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
-        memcpy(p, self.rows.data, self.rows.len)
-        memcpy(p + self.rows.len, self.offs.data, 4 * self.nrows)
+        if self.rows.len:
+            memcpy(p, self.rows.data, self.rows.len)
+        if self.nrows:
+            memcpy(p + self.rows.len, self.offs.data, 4 * self.nrows)
         rf_st_i32(p + size - 4, <int32_t> self.nrows)
         self.rows.len = 0
         self.offs.len = 0

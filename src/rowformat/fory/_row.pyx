@@ -1130,7 +1130,8 @@ cdef int aenc_value(Node *n, int64_t i, Buf *b, int64_t slot, int64_t base) noex
         start = buf_zero(b, round8(e - s))
         if start < 0:
             return E_OOM
-        memcpy(b.data + start, n.a_data + s, e - s)
+        if e > s:  # (Arrow may give a NULL data buffer when every value is empty)
+            memcpy(b.data + start, n.a_data + s, e - s)
         return aenc_put_var(b, slot, base, start, e - s)
     elif k == K_DEC:
         start = buf_zero(b, 32)
@@ -1334,7 +1335,8 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
             return E_UTF8
         if buf_reserve(&c.b_data, sz):
             return E_OOM
-        memcpy(c.b_data.data + c.b_data.len, q, sz)
+        if sz:  # (memcpy to a NULL buffer is undefined even for 0 bytes)
+            memcpy(c.b_data.data + c.b_data.len, q, sz)
         c.b_data.len += sz
         c.b_nbytes += sz
         return bld_offset(c, c.b_nbytes)
