@@ -24,8 +24,10 @@ fi
 LIBASAN="$(${CC:-gcc} -print-file-name=libasan.so)"
 LIBUBSAN="$(${CC:-gcc} -print-file-name=libubsan.so)"
 export LD_PRELOAD="$LIBASAN${LIBUBSAN:+:$LIBUBSAN}"
-export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0:${ASAN_OPTIONS:-}"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+# pytest captures fd 2 (capfd): reports go to files too, build/asan/report.<pid>
+mkdir -p build/asan
+export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0:log_path=$PWD/build/asan/asan-report:${ASAN_OPTIONS:-}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$PWD/build/asan/ubsan-report:${UBSAN_OPTIONS:-}"
 export PYTHONMALLOC=malloc   # let ASan see every Python-side allocation too
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
 "$VENV/bin/python" -P -c "import rowformat, rowformat._rowcodec; print('sanitized build:', rowformat._rowcodec.__file__)"
