@@ -2,6 +2,7 @@
 # One entry point for people and CI.
 #   bash run.sh demo   set up .venv, build, run the main job: a pipeline on local Spark
 #   bash run.sh test   set up .venv, build, run the whole test suite (Spark included)
+#   bash run.sh fuzz [seconds per target]   fuzz the readers (default 600 s each)
 #   bash run.sh setup  only set up .venv and build
 # Needs Python >= 3.11, a C compiler, and Java 17+ for Spark.
 set -euo pipefail
@@ -43,7 +44,12 @@ case "${1:-}" in
         "$VENV/bin/python" -P -c "import rowformat; print('testing', rowformat.__file__)"
         export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
         "$VENV/bin/pytest" "$@" ;;
+    fuzz)
+        setup
+        shift
+        "$VENV/bin/python" -m pip install -q atheris
+        bash scripts/fuzz.sh "${1:-600}" ;;
     *)
-        echo "usage: bash run.sh {demo|test|setup}" >&2
+        echo "usage: bash run.sh {demo|test|fuzz|setup}" >&2
         exit 2 ;;
 esac

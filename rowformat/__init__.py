@@ -10,6 +10,7 @@ from .footer import Footer
 from .block_index import BlockIndex
 from .reader import RowFileReader, RowIndexError
 from .writer import RowFileWriter
+from .verify import Problem, VerifyReport, verify
 from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,
                    BlobPlaceholder, PLACEHOLDER, is_blob_descriptor)
 

@@ -18,7 +18,7 @@ payload length before anything is read or allocated. Failures raise
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 

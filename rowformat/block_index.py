@@ -59,6 +59,11 @@ class BlockIndex:
             bad(f"negative compressed size in block {int(np.argmin(self.compressed_sizes))}")
         if n and self.uncompressed_sizes.min() < 0:
             bad(f"negative uncompressed size in block {int(np.argmin(self.uncompressed_sizes))}")
+        if n and self.compressed_sizes.max() > footer.index_offset:
+            # (also keeps the sum below from wrapping around 2^64)
+            b = int(np.argmax(self.compressed_sizes))
+            bad(f"block {b}'s compressed size {int(self.compressed_sizes[b])} exceeds the "
+                f"{footer.index_offset} bytes before the index")
         end = int(self.compressed_sizes.sum(dtype=np.uint64)) if n else 0
         if end != footer.index_offset:
             bad(f"blocks end at {end}, but the footer puts the block index at {footer.index_offset}")

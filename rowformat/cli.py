@@ -386,87 +386,26 @@ def cmd_inspect(args, out: IO[str]) -> int:
     return EXIT_OK
 
 
-@dataclass
-class Problem:
-    """One problem ``verify`` found (the fallback's; rowformat.verify has its own)."""
-    block: int | None
-    row: int | None
-    column: str | None
-    message: str
-
-
-@dataclass
-class _FallbackReport:
-    ok: bool
-    problems: list[Problem]
-    rows: int
-    blocks: int
-
-
-def _verify_fallback(path: str, schema) -> _FallbackReport:
-    """Until ``rowformat.verify`` exists: decode every block (Arrow path) and
-    every row (Python path), one problem per failing block."""
-    import re as _re
-    from .errors import RowFormatError
-    from .reader import RowFileReader
-    problems: list[Problem] = []
-    try:
-        r = RowFileReader(path, schema, cache_bytes=0)
-    except RowFormatError as e:
-        return _FallbackReport(False, [Problem(None, None, None, str(e))], 0, 0)
-    with r:
-        starts = r.block_index.row_starts.tolist() + [r.num_rows]
-        for b in range(r.num_blocks):
-            try:
-                r.read(selection=range(starts[b], starts[b + 1]))
-                for i in range(starts[b], starts[b + 1]):
-                    r.get(i)
-            except RowFormatError as e:
-                msg = str(e)
-                row = _re.search(r", row (\d+)", msg)
-                col = _re.search(r", column '([^']*)'", msg)
-                problems.append(Problem(b, int(row.group(1)) if row else None,
-                                        col.group(1) if col else None, msg))
-        return _FallbackReport(not problems, problems, r.num_rows, r.num_blocks)
-
-
-def _verifier() -> Callable[[str, Any], Any]:
-    try:
-        import rowformat
-        v = getattr(rowformat, "verify", None)
-        if v is None:
-            from . import verify as v   # type: ignore[attr-defined,no-redef]
-        if not callable(v):
-            v = getattr(v, "verify")
-        return v
-    except (ImportError, AttributeError):
-        return _verify_fallback
-
-
 def cmd_verify(args, out: IO[str]) -> int:
-    schema = _require_schema(args)
-    report = _verifier()(args.file, schema)
-    problems = list(getattr(report, "problems", []))
-    ok = bool(getattr(report, "ok", not problems))
+    from .verify import verify
+    report = verify(args.file, _require_schema(args))
+    problems = report.problems
+    ok = report.ok
     if args.json:
         out.write(json.dumps({
             "file": args.file, "ok": ok,
-            "problems": [{"block": getattr(p, "block", None), "row": getattr(p, "row", None),
-                          "column": getattr(p, "column", None),
-                          "message": getattr(p, "message", str(p))} for p in problems],
+            "problems": [{"block": p.block, "row": p.row, "column": p.column,
+                          "message": p.message} for p in problems],
         }, indent=2) + "\n")
     elif ok:
-        rows = getattr(report, "rows", None)
-        blocks = getattr(report, "blocks", None)
-        extra = f": {rows} rows in {blocks} blocks" if rows is not None and blocks is not None else ""
+        extra = f": {report.num_rows} rows in {report.num_blocks} blocks" \
+            if report.num_rows is not None else ""
         out.write(f"ok {args.file}{extra}\n")
     else:
         for p in problems:
-            where = ", ".join(f"{k} {v}" for k, v in (("block", getattr(p, "block", None)),
-                                                        ("row", getattr(p, "row", None)),
-                                                        ("column", getattr(p, "column", None)))
-                              if v is not None)
-            out.write(f"{where or 'file'}: {getattr(p, 'message', p)}\n")
+            where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
+                                                        ("column", p.column)) if v is not None)
+            out.write(f"{where or 'file'}: {p.message}\n")
         out.write(f"FAILED {args.file}: {len(problems)} problem(s)\n")
     return EXIT_OK if ok else EXIT_BAD_FILE
 
@@ -549,8 +488,6 @@ def _open_binary(path: str):
 
 
 def _open_source(path: str, fmt: str, schema, batch_size: int, threads: int | None) -> _Source:
-    import pyarrow as pa
-    from .arrow_types import to_arrow_schema
     if fmt == "row":
         from .reader import RowFileReader
         if schema is None:
@@ -589,7 +526,6 @@ def _open_source(path: str, fmt: str, schema, batch_size: int, threads: int | No
 
 
 def _csv_source(f, schema, batch_size: int) -> _Source:
-    import pyarrow as pa
     import pyarrow.csv as pacsv
     from . import _textio
     from .arrow_types import from_arrow_schema, to_arrow_schema
@@ -712,7 +648,6 @@ def _parquet_schema(schema):
 
 class _Sink:
     def __init__(self, path: str, fmt: str, schema, args):
-        import pyarrow as pa
         from . import fs
         from .arrow_types import to_arrow_schema
         self.path, self.fmt = path, fmt

@@ -13,7 +13,7 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,13 +23,14 @@ from . import _rowcodec, fs
 from .arrow_types import to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex
-from .errors import CorruptFileError, RowFormatError
+from .errors import CorruptFileError, LimitExceededError, RowFormatError
 from .footer import FOOTER_SIZE, Footer
 from .types import RowType, as_row_type
 
 TAIL_READ = 64 * 1024          # Paimon reads this much of the tail at open
 DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
+DEFAULT_MAX_ROW_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 65536
 
 
@@ -119,15 +120,19 @@ class RowFileReader:
 
     Options: ``cache_bytes`` is the LRU block cache budget (0 disables it);
     ``max_block_size`` bounds the uncompressed size any block may declare,
-    checked before anything is allocated; ``threads`` blocks are read and
+    checked before anything is allocated; ``max_row_size`` bounds a row's
+    bytes (from the block's offset array, before decoding) and the Arrow
+    placeholders its nulls may expand to (both raise LimitExceededError); ``threads`` blocks are read and
     decompressed ahead of the decoder on scans (default: the core count).
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
-                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None):
+                 max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None,
+                 max_row_size: int = DEFAULT_MAX_ROW_SIZE):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
+        self.max_row_size = max_row_size
         self._source = _Source(path_or_file)
         self.name = self._source.name
         try:
@@ -185,6 +190,11 @@ class RowFileReader:
         if d is None:
             d = self._decompressor.d = zstandard.ZstdDecompressor()
         try:
+            # A frame's own content size would bypass max_output_size: check it.
+            declared = zstandard.frame_content_size(frame)
+            if declared not in (-1, usize):
+                raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares {declared} "
+                                       f"bytes, but the index declares {usize}")
             # Paimon Java writes frames without a content size: give the bound.
             data = d.decompress(frame, max_output_size=max(usize, 1))
         except zstandard.ZstdError as e:
@@ -258,6 +268,7 @@ class RowFileReader:
                 return dec
             schema = pa.schema([self.arrow_schema.field(i) for i in positions])
             dec = cache[positions] = _rowcodec.RowDecoder(self.schema, positions, schema)
+            dec.max_row_size = self.max_row_size
         return dec
 
     def _decode_error(self, b: int, e) -> CorruptFileError:
@@ -266,7 +277,7 @@ class RowFileReader:
             where += f", row {int(self._starts[b]) + e.row}"
         if e.column is not None:
             where += f", column {self.schema.fields[e.column].name!r}"
-        return CorruptFileError(f"{where}: {e}")
+        return (LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError)(f"{where}: {e}")
 
     # -- rows as Python values ---------------------------------------------
     def get(self, i: int) -> tuple:
@@ -290,7 +301,8 @@ class RowFileReader:
             raise CorruptFileError(f"{self.name}: block {b}, row {i}{col}: {message}") from None
         except _rowcodec.RowDecodeError as e:
             col = f", column {self.schema.fields[e.column].name!r}" if e.column is not None else ""
-            raise CorruptFileError(f"{self.name}: block {b}, row {i}{col}: {e}") from None
+            cls = LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError
+            raise cls(f"{self.name}: block {b}, row {i}{col}: {e}") from None
 
     def __getitem__(self, i: int) -> tuple:
         return self.get(i)

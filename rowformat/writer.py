@@ -63,7 +63,8 @@ class RowFileWriter:
     ``block_size`` is Paimon's ``file.block-size`` (uncompressed bytes) and
     ``zstd_level`` its ``file.compression.zstd-level``. ``threads`` blocks
     are compressed at once (default: the core count) while rows are encoded;
-    the output does not depend on it.
+    the output does not depend on it. A writer is not to be shared between
+    threads: use one writer per thread (per file).
     """
 
     def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,

@@ -34,11 +34,10 @@ without one) raise :class:`SchemaError` naming the column.
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import types as st
 
 from ..arrow_types import to_arrow_type as paimon_arrow_type
-from ..errors import SchemaError, ValueConversionError
+from ..errors import SchemaError
 from ..types import (
     ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
     RowType, TimestampType, TimeType, VectorType,

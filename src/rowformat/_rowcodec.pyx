@@ -27,7 +27,7 @@ import decimal as _decimal
 import numpy as _np
 import pyarrow as pa
 
-from rowformat.errors import CorruptFileError, ValueConversionError
+from rowformat.errors import CorruptFileError, LimitExceededError, ValueConversionError
 
 
 cdef enum Kind:
@@ -70,6 +70,9 @@ cdef enum:
     E_NOT_NULL = -14
     E_BATCH_TOO_BIG = -15
     E_DEC_EMPTY = -16
+    E_ROW_LIMIT = -17
+    E_EXPAND_LIMIT = -18
+    E_TIME_RANGE = -19
 
 _ERRORS = {
     E_OOM: "out of memory",
@@ -88,6 +91,10 @@ _ERRORS = {
     E_NOT_NULL: "null in a NOT NULL field",
     E_BATCH_TOO_BIG: "more than 2 GiB of string/binary data in one batch; use a smaller batch_size",
     E_DEC_EMPTY: "decimal with zero bytes",
+    E_ROW_LIMIT: "row larger than max_row_size",
+    E_TIME_RANGE: "TIME value outside one day [0, 86400000) ms, which Arrow's time types cannot hold",
+    E_EXPAND_LIMIT: ("row's nulls expand to more than max_row_size bytes of Arrow placeholders "
+                     "(nulls in arrays of VECTOR or ROW values)"),
 }
 
 
@@ -127,6 +134,8 @@ cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
 
 
 cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
+    if n <= 0:  # (memcpy to a NULL buffer is undefined even for 0 bytes)
+        return 0
     if buf_reserve(b, n):
         return E_OOM
     memcpy(b.data + b.len, src, n)
@@ -216,6 +225,8 @@ ctypedef struct Node:
     Buf offs
     int64_t blen
     int64_t bnull
+    int64_t empty_cost  # decode: bytes dec_empty appends for one null of this node
+    int64_t *budget     # decode: the decoder's placeholder budget for the current row
 
 
 # How decode_row turns a wire value into a Python value.
@@ -328,6 +339,41 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
     return 0
 
 
+cdef int64_t plan_costs(Node *n, int64_t *budget) noexcept nogil:
+    """Sets empty_cost (saturating at 2^50) and the budget pointer of n and
+    its descendants; returns n's empty_cost."""
+    cdef int64_t cost = _width(n.kind) + 1
+    cdef int64_t cap = (<int64_t> 1) << 50
+    cdef int64_t sub
+    cdef int i
+    if n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
+        cost += 4
+    elif n.kind == K_LBIN:
+        cost += 8
+    for i in range(n.nchild):
+        if n.kind == K_VECTOR:
+            sub = plan_costs(&n.child[i], budget)
+            cost += 0 if n.fixed <= 0 else n.fixed * sub if sub <= cap // n.fixed else cap
+        elif n.kind in (K_ROW, K_VARIANT):
+            cost += plan_costs(&n.child[i], budget)
+        else:
+            plan_costs(&n.child[i], budget)
+        if cost > cap:
+            cost = cap
+    n.empty_cost = cost
+    n.budget = budget
+    return cost
+
+
+cdef inline int charge_empty(Node *c) noexcept nogil:
+    """Charges one null placeholder of c to the row's budget."""
+    if c.budget != NULL:
+        c.budget[0] -= c.empty_cost
+        if c.budget[0] < 0:
+            return E_EXPAND_LIMIT
+    return 0
+
+
 cdef int _plan_children(Node *n, int count) except -1:
     n.nchild = count
     n.child = <Node *> calloc(count if count > 0 else 1, sizeof(Node))
@@ -417,7 +463,8 @@ cdef int enc_bytes(Buf *out, const uint8_t *src, int64_t n) noexcept nogil:
     if buf_reserve(out, 5 + n):
         return E_OOM
     out.len += rf_write_uvarint(out.data + out.len, <uint64_t> n)
-    memcpy(out.data + out.len, src, n)
+    if n > 0:  # (src may be NULL for empty values: memcpy must not see it)
+        memcpy(out.data + out.len, src, n)
     out.len += n
     return 0
 
@@ -590,8 +637,10 @@ cdef class BlockEncoder:
         cdef int64_t size = self.rows.len + 4 * self.nrows + 4
         cdef object out = PyBytes_FromStringAndSize(NULL, size)
         cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
-        memcpy(p, self.rows.data, self.rows.len)
-        memcpy(p + self.rows.len, self.offs.data, 4 * self.nrows)
+        if self.rows.len:
+            memcpy(p, self.rows.data, self.rows.len)
+        if self.nrows:
+            memcpy(p + self.rows.len, self.offs.data, 4 * self.nrows)
         rf_st_i32(p + size - 4, <int32_t> self.nrows)
         self.rows.len = 0
         self.offs.len = 0
@@ -766,6 +815,11 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
     cdef int rc
     cdef int kind = n.kind
     if kind == K_I32:
+        if n.pyconv == PY_TIME:   # TIME(p <= 3): Arrow rejects values outside one day
+            if p + 4 > end:
+                return E_TRUNC
+            if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
+                return E_TIME_RANGE
         return dec_fixed(n, b, pos, end, store, 4)
     elif kind == K_I64:
         return dec_fixed(n, b, pos, end, store, 8)
@@ -843,6 +897,8 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
     elif kind == K_TIME:
         if p + 4 > end:
             return E_TRUNC
+        if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
+            return E_TIME_RANGE
         pos[0] = p + 4
         if store:
             v = <int64_t> rf_ld_i32(b + p) * n.upm
@@ -922,6 +978,9 @@ cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, bint st
             if store:
                 if not nulls_ok:
                     return E_NULL_KEY
+                rc = charge_empty(c)
+                if rc:
+                    return rc
                 rc = dec_empty(c, 0)
                 if rc:
                     return rc
@@ -950,8 +1009,12 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint stor
                     errcol[0] = f
                 return E_NOT_NULL
             if store and c.store:
-                rc = dec_empty(c, 0)
+                rc = charge_empty(c)
+                if rc == 0:
+                    rc = dec_empty(c, 0)
                 if rc:
+                    if errcol != NULL:
+                        errcol[0] = f
                     return rc
         else:
             rc = dec_value(c, b, pos, end, store and c.store)
@@ -1071,6 +1134,16 @@ class RowDecodeError(CorruptFileError):
         self.column = column
 
 
+class RowLimitError(RowDecodeError, LimitExceededError):
+    """A row larger than the decoder's max_row_size, or whose nulls would
+    expand past it."""
+
+
+def _decode_error(int rc, row, column):
+    cls = RowLimitError if rc in (E_ROW_LIMIT, E_EXPAND_LIMIT) else RowDecodeError
+    return cls(error_message(rc), row, column)
+
+
 cdef class RowDecoder:
     """Decodes rows of blocks under a schema, into Arrow (selected columns,
     in the given order) or into Python tuples."""
@@ -1079,6 +1152,10 @@ cdef class RowDecoder:
     cdef list names
     cdef object arrow_schema
     cdef int64_t pending
+    cdef int64_t budget
+    cdef public int64_t max_row_size
+    """Rows whose bytes exceed this (0: no limit) are not decoded; the null
+    placeholders one row may add to the Arrow builders are bounded by it too."""
 
     def __cinit__(self, row_type, columns, arrow_schema):
         """columns: top-level field positions to output, in output order."""
@@ -1091,6 +1168,8 @@ cdef class RowDecoder:
             self.root.child[i].store = 1 if i in self.columns else 0
         self.arrow_schema = arrow_schema
         self.pending = 0
+        self.max_row_size = 0
+        plan_costs(&self.root, &self.budget)
 
     def __dealloc__(self):
         plan_free(&self.root)
@@ -1105,8 +1184,11 @@ cdef class RowDecoder:
         if block.row_span(i, &s, &e):
             errcol[0] = -1
             return E_TRUNC
-        pos = s
         errcol[0] = -1
+        if self.max_row_size > 0 and e - s > self.max_row_size:
+            return E_ROW_LIMIT
+        self.budget = self.max_row_size if self.max_row_size > 0 else (<int64_t> 1 << 62)
+        pos = s
         rc = dec_row(&self.root, block.ptr, &pos, e, 1, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
@@ -1116,7 +1198,7 @@ cdef class RowDecoder:
     def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1):
         """Appends rows of ``block``: the local row numbers ``rows`` if given,
         else ``start:stop``."""
-        cdef int64_t k, i, n
+        cdef int64_t k, i, n, s, e
         cdef int rc = 0
         cdef int errcol = -1
         cdef bint has_rows = rows is not None
@@ -1138,10 +1220,17 @@ cdef class RowDecoder:
                 self.pending += 1
         if rc:
             self._reset()
+            if rc == E_ROW_LIMIT:
+                block.row_span(i, &s, &e)
+                raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
+                                    f"{self.max_row_size}", i, None)
+            if rc == E_EXPAND_LIMIT:
+                raise RowLimitError(f"{error_message(rc)}={self.max_row_size}", i,
+                                    errcol if errcol >= 0 else None)
             if errcol == -2:
                 raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                      "ended before the row's end", i, None)
-            raise RowDecodeError(error_message(rc), i, errcol if errcol >= 0 else None)
+            raise _decode_error(rc, i, errcol if errcol >= 0 else None)
 
     cdef void _reset(self):
         cdef int f
@@ -1168,10 +1257,18 @@ cdef class RowDecoder:
     def decode_row(self, Block block, int64_t i):
         """One row as a tuple of Python values (see rowformat.pyvalues)."""
         cdef int64_t s, e, pos
+        if i < 0 or i >= block.num_rows:
+            raise RowDecodeError(f"row {i} outside the block's {block.num_rows} rows", i, None)
         if block.row_span(i, &s, &e):
             raise RowDecodeError(error_message(E_TRUNC), i, None)
+        if self.max_row_size > 0 and e - s > self.max_row_size:
+            raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
+                                f"{self.max_row_size}", i, None)
         pos = s
-        values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
+        try:
+            values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
+        except _ValueError as exc:
+            raise RowDecodeError(error_message(exc.code), i, exc.column) from None
         if pos != e:
             raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                  "ended before the row's end", i, None)
@@ -1190,8 +1287,11 @@ _timedelta = _dt.timedelta
 _Decimal = _decimal.Decimal
 
 
-class _ValueError(Exception):
+class _ValueError(CorruptFileError):
+    """Internal to decode_row (which turns it into a RowDecodeError); a
+    CorruptFileError so that it can never escape as anything else."""
     def __init__(self, code, column=None):
+        super().__init__(error_message(code))
         self.code = code
         self.column = column
 

@@ -31,6 +31,7 @@ cimport cpython.datetime as cdt
 
 from rowformat._wire cimport *
 
+import threading as _threading
 import decimal as _decimal
 import pyarrow as pa
 
@@ -99,6 +100,7 @@ cdef enum:
     E_DEC_SIZE = -9
     E_FIXED = -10
     E_INPUT_NULL = -11
+    E_ALIAS = -12
 
 _MESSAGES = {
     E_OOM: "out of memory",
@@ -112,7 +114,26 @@ _MESSAGES = {
     E_DEC_SIZE: "a decimal value is not 32 bytes",
     E_FIXED: "the row/array is smaller than its fixed region",
     E_INPUT_NULL: "the input binary array has a null row",
+    E_ALIAS: ("the row holds more values than its size allows: its offset+size slots point "
+              "into the same bytes more than once"),
 }
+
+
+cdef inline int64_t _value_budget(int64_t size) noexcept nogil:
+    """How many fields and elements a row of `size` bytes may decode to. Every
+    value of a well-formed row occupies bytes of its own (at least a bit of a
+    bitmap and its slot), so this only stops rows whose slots alias the same
+    bytes over and over: nested that way, a few KiB could decode to billions
+    of values."""
+    return 8 * size + 4096
+
+
+cdef inline int _charge(int64_t *bud, int64_t n) noexcept nogil:
+    if bud != NULL:
+        bud[0] -= n
+        if bud[0] < 0:
+            return E_ALIAS
+    return 0
 
 
 # ---------------------------------------------------------------------------
@@ -690,7 +711,8 @@ cdef object _decimal_from(Node *n, const uint8_t *q, int64_t sz):
     return _decimal.Decimal(u).scaleb(-n.scale, _DEC_CTX)
 
 
-cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t slot, bint views, object owner):
+cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t slot, bint views, object owner,
+                    int64_t *bud):
     """The non-null value of node c whose slot is at p+slot; p..p+size is the
     containing row or array, already checked to hold the slot. With `views`,
     nested structs/lists/maps come back as views sharing `owner`."""
@@ -743,31 +765,33 @@ cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t slot, bint 
     elif k == K_STRUCT:
         if views:
             return _make_struct_view(c, q, sz, owner)
-        return dec_row(c, q, sz)
+        return dec_row(c, q, sz, bud)
     elif k == K_LIST:
         if views:
             return _make_array_view(&c.child[0], q, sz, owner)
-        return dec_array(&c.child[0], q, sz)
+        return dec_array(&c.child[0], q, sz, bud)
     elif k == K_MAP:
         if views:
             return _make_map_view(c, q, sz, owner)
-        return dec_map(c, q, sz)
+        return dec_map(c, q, sz, bud)
     raise SchemaError(f"unknown kind {k}")
 
 
-cdef dict dec_row(Node *n, const uint8_t *p, int64_t size):
+cdef dict dec_row(Node *n, const uint8_t *p, int64_t size, int64_t *bud):
     cdef dict out = {}
     cdef int i, j
     cdef tuple names = <tuple> n.names
     cdef const uint8_t *bm = p + n.bitmap_off
     if size < n.fixed:
         raise _malformed(E_FIXED, _fname(n) or "row")
+    if _charge(bud, n.nchild):
+        raise _malformed(E_ALIAS, _fname(n) or "row")
     for i in range(n.nchild):
         j = n.decl[i]
         if n.bitmap_bytes and bit_get(bm, j):
             val = None
         else:
-            val = dec_val(&n.child[j], p, size, n.slot[j], False, None)
+            val = dec_val(&n.child[j], p, size, n.slot[j], False, None, bud)
         PyDict_SetItem(out, <object> PyTuple_GET_ITEM(names, j), val)
     return out
 
@@ -791,13 +815,15 @@ cdef int arr_check(Node *e, const uint8_t *p, int64_t size, int64_t *cnt, int64_
     return 0
 
 
-cdef list dec_array(Node *e, const uint8_t *p, int64_t size):
+cdef list dec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud):
     cdef int64_t n, hdr, i
     cdef int rc = arr_check(e, p, size, &n, &hdr)
     cdef bint has_bm = arr_has_bitmap(e)
     cdef const uint8_t *bm = p + arr_bitmap_off(e)
     cdef list out
     cdef object val
+    if rc == 0:
+        rc = _charge(bud, n)
     if rc:
         raise _malformed(rc, _fname(e))
     out = PyList_New(n)
@@ -807,7 +833,7 @@ cdef list dec_array(Node *e, const uint8_t *p, int64_t size):
                 raise _malformed(E_NOT_NULL, _fname(e))
             val = None
         else:
-            val = dec_val(e, p, size, hdr + i * e.elem_width, False, None)
+            val = dec_val(e, p, size, hdr + i * e.elem_width, False, None, bud)
         Py_INCREF(val)
         PyList_SET_ITEM(out, i, val)
     return out
@@ -824,13 +850,13 @@ cdef int map_split(const uint8_t *p, int64_t size, int64_t *ks) noexcept nogil:
     return 0
 
 
-cdef list dec_map(Node *n, const uint8_t *p, int64_t size):
+cdef list dec_map(Node *n, const uint8_t *p, int64_t size, int64_t *bud):
     cdef int64_t ks
     cdef int rc = map_split(p, size, &ks)
     if rc:
         raise _malformed(rc, _fname(n))
-    keys = dec_array(&n.child[0], p + 8, ks)
-    vals = dec_array(&n.child[1], p + 8 + ks, size - 8 - ks)
+    keys = dec_array(&n.child[0], p + 8, ks, bud)
+    vals = dec_array(&n.child[1], p + 8 + ks, size - 8 - ks, bud)
     if len(keys) != len(vals):
         raise _malformed(E_MAP_COUNT, _fname(n))
     return list(zip(keys, vals))
@@ -846,6 +872,7 @@ cdef class Plan:
     cdef readonly object layout
     cdef readonly bint compact
     cdef dict name_index
+    cdef object busy   # held while the Node tree's Arrow bindings/builders are in use
 
     def __cinit__(self):
         memset(&self.root, 0, sizeof(Node))
@@ -855,6 +882,7 @@ cdef class Plan:
         self.layout = layout
         self.compact = compact
         node_init(&self.root, layout, compact, self.keep)
+        self.busy = _threading.Lock()
         self.name_index = <dict> self.root.index
 
     def __dealloc__(self):
@@ -874,16 +902,19 @@ cdef class Plan:
 
     def decode(self, data, Py_ssize_t offset=0):
         cdef Py_buffer view
+        cdef int64_t bud
         PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
         try:
             if offset < 0 or offset > view.len:
                 raise MalformedRowError(f"offset {offset} outside a buffer of {view.len} bytes")
-            return dec_row(&self.root, <const uint8_t *> view.buf + offset, view.len - offset)
+            bud = _value_budget(view.len - offset)
+            return dec_row(&self.root, <const uint8_t *> view.buf + offset, view.len - offset, &bud)
         finally:
             PyBuffer_Release(&view)
 
     def decode_bytes(self, bytes data):
-        return dec_row(&self.root, <const uint8_t *> PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+        cdef int64_t bud = _value_budget(PyBytes_GET_SIZE(data))
+        return dec_row(&self.root, <const uint8_t *> PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), &bud)
 
     def view(self, data, Py_ssize_t offset=0):
         cdef _Owner owner = _Owner(data)
@@ -896,7 +927,18 @@ cdef class Plan:
     # -- Arrow batches ------------------------------------------------------
 
     def encode_batch(self, batch):
-        """RecordBatch (already in this plan's Arrow schema) -> BinaryArray."""
+        """RecordBatch (already in this plan's Arrow schema) -> BinaryArray.
+        Plans are shared (cached per schema); the Node tree holds the batch's
+        bindings, so a call that finds it in use by another thread works on
+        a private copy of the plan."""
+        if not self.busy.acquire(False):
+            return Plan(self.layout, self.compact)._encode_batch(batch)
+        try:
+            return self._encode_batch(batch)
+        finally:
+            self.busy.release()
+
+    def _encode_batch(self, batch):
         cdef object caps = batch.__arrow_c_array__()
         cdef ArrowArray *arr = <ArrowArray *> PyCapsule_GetPointer(caps[1], "arrow_array")
         cdef int64_t n = arr.length, r
@@ -957,7 +999,16 @@ cdef class Plan:
             free(out)
 
     def decode_batch(self, binary_array, arrow_schema):
-        """BinaryArray of rows -> RecordBatch with `arrow_schema`."""
+        """BinaryArray of rows -> RecordBatch with `arrow_schema`. The
+        builders live in the Node tree: see encode_batch for sharing."""
+        if not self.busy.acquire(False):
+            return Plan(self.layout, self.compact)._decode_batch(binary_array, arrow_schema)
+        try:
+            return self._decode_batch(binary_array, arrow_schema)
+        finally:
+            self.busy.release()
+
+    def _decode_batch(self, binary_array, arrow_schema):
         cdef object caps = binary_array.__arrow_c_array__()
         cdef ArrowSchema *sch = <ArrowSchema *> PyCapsule_GetPointer(caps[0], "arrow_schema")
         cdef ArrowArray *arr = <ArrowArray *> PyCapsule_GetPointer(caps[1], "arrow_array")
@@ -969,6 +1020,7 @@ cdef class Plan:
         cdef const int32_t *o32
         cdef const int64_t *o64
         cdef int rc = 0
+        cdef int64_t bud
         cdef ArrowArray *top
         if fmt == b"z":
             large = False
@@ -993,7 +1045,8 @@ cdef class Plan:
                 else:
                     s = o32[i]
                     e = o32[i + 1]
-                rc = bdec_fields(&self.root, data + s, e - s)
+                bud = _value_budget(e - s)
+                rc = bdec_fields(&self.root, data + s, e - s, &bud)
                 if rc:
                     break
                 if r == 255 and n > 512:
@@ -1077,7 +1130,8 @@ cdef int aenc_value(Node *n, int64_t i, Buf *b, int64_t slot, int64_t base) noex
         start = buf_zero(b, round8(e - s))
         if start < 0:
             return E_OOM
-        memcpy(b.data + start, n.a_data + s, e - s)
+        if e > s:  # (Arrow may give a NULL data buffer when every value is empty)
+            memcpy(b.data + start, n.a_data + s, e - s)
         return aenc_put_var(b, slot, base, start, e - s)
     elif k == K_DEC:
         start = buf_zero(b, 32)
@@ -1248,7 +1302,7 @@ cdef int bld_null(Node *n) noexcept nogil:
     return 0
 
 
-cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot) noexcept nogil:
+cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64_t *bud) noexcept nogil:
     """Appends the non-null value of c whose slot is at p+slot."""
     cdef int k = c.kind
     cdef int rc, j
@@ -1272,7 +1326,7 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot) noexc
         c.b_data.len += c.width
         return 0
     if k == K_STRUCT and c.inline_:
-        return bdec_fields(c, p + slot, c.fixed)
+        return bdec_fields(c, p + slot, c.fixed, bud)
     rc = var_span(p, size, slot, &q, &sz)
     if rc:
         return rc
@@ -1281,7 +1335,8 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot) noexc
             return E_UTF8
         if buf_reserve(&c.b_data, sz):
             return E_OOM
-        memcpy(c.b_data.data + c.b_data.len, q, sz)
+        if sz:  # (memcpy to a NULL buffer is undefined even for 0 bytes)
+            memcpy(c.b_data.data + c.b_data.len, q, sz)
         c.b_data.len += sz
         c.b_nbytes += sz
         return bld_offset(c, c.b_nbytes)
@@ -1299,7 +1354,7 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot) noexc
         c.b_data.len += w
         return 0
     elif k == K_LIST:
-        rc = bdec_array(&c.child[0], q, sz)
+        rc = bdec_array(&c.child[0], q, sz, bud)
         if rc:
             return rc
         return bld_offset(c, c.child[0].b_len)
@@ -1307,39 +1362,43 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot) noexc
         rc = map_split(q, sz, &ks)
         if rc:
             return rc
-        rc = bdec_array(&c.child[0], q + 8, ks)
+        rc = bdec_array(&c.child[0], q + 8, ks, bud)
         if rc:
             return rc
-        rc = bdec_array(&c.child[1], q + 8 + ks, sz - 8 - ks)
+        rc = bdec_array(&c.child[1], q + 8 + ks, sz - 8 - ks, bud)
         if rc:
             return rc
         if c.child[0].b_len != c.child[1].b_len:
             return E_MAP_COUNT
         return bld_offset(c, c.child[0].b_len)
     elif k == K_STRUCT:
-        return bdec_fields(c, q, sz)
+        return bdec_fields(c, q, sz, bud)
     return 0
 
 
-cdef int bdec_fields(Node *n, const uint8_t *p, int64_t size) noexcept nogil:
+cdef int bdec_fields(Node *n, const uint8_t *p, int64_t size, int64_t *bud) noexcept nogil:
     cdef int j, rc
     if size < n.fixed:
         return E_FIXED
+    if _charge(bud, n.nchild):
+        return E_ALIAS
     for j in range(n.nchild):
         if n.bitmap_bytes and bit_get(p + n.bitmap_off, j):
             rc = bld_null(&n.child[j])
         else:
-            rc = bdec_value(&n.child[j], p, size, n.slot[j])
+            rc = bdec_value(&n.child[j], p, size, n.slot[j], bud)
         if rc:
             return rc
     return 0
 
 
-cdef int bdec_array(Node *e, const uint8_t *p, int64_t size) noexcept nogil:
+cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexcept nogil:
     cdef int64_t n, hdr, i
     cdef int rc = arr_check(e, p, size, &n, &hdr)
     cdef bint has_bm = arr_has_bitmap(e)
     cdef const uint8_t *bm = p + arr_bitmap_off(e)
+    if rc == 0:
+        rc = _charge(bud, n)
     if rc:
         return rc
     for i in range(n):
@@ -1350,7 +1409,7 @@ cdef int bdec_array(Node *e, const uint8_t *p, int64_t size) noexcept nogil:
                 return E_NOT_NULL
             rc = bld_null(e)
         else:
-            rc = bdec_value(e, p, size, hdr + i * e.elem_width)
+            rc = bdec_value(e, p, size, hdr + i * e.elem_width, bud)
         if rc:
             return rc
     return 0
@@ -1507,7 +1566,7 @@ cdef class StructView:
         cdef int j = self._slot(self._index(key), 0)
         if j < 0:
             return None
-        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner)
+        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner, NULL)
 
     def get(self, key):
         return self[key]
@@ -1604,11 +1663,12 @@ cdef class StructView:
         cdef int j = self._slot(i, kind)
         if j < 0:
             return None
-        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner)
+        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner, NULL)
 
     def to_dict(self):
         """The whole struct decoded to a dict (nested values decoded too)."""
-        return dec_row(self.node, self.p, self.size)
+        cdef int64_t bud = _value_budget(self.size)
+        return dec_row(self.node, self.p, self.size, &bud)
 
     def to_bytes(self):
         return PyBytes_FromStringAndSize(<const char *> self.p, self.size)
@@ -1675,7 +1735,7 @@ cdef class ArrayView:
         cdef int64_t s = self._slot(j, 0)
         if s < 0:
             return None
-        return dec_val(self.elem, self.p, self.size, s, True, self.owner)
+        return dec_val(self.elem, self.p, self.size, s, True, self.owner, NULL)
 
     def get(self, Py_ssize_t j):
         return self[j]
@@ -1687,7 +1747,7 @@ cdef class ArrayView:
         cdef int64_t s = self._slot(j, kind)
         if s < 0:
             return None
-        return dec_val(self.elem, self.p, self.size, s, True, self.owner)
+        return dec_val(self.elem, self.p, self.size, s, True, self.owner, NULL)
 
     def get_bool(self, Py_ssize_t j): return self._typed(j, K_BOOL)
     def get_int8(self, Py_ssize_t j): return self._typed(j, K_I8)
@@ -1712,7 +1772,8 @@ cdef class ArrayView:
             yield self[j]
 
     def to_list(self):
-        return dec_array(self.elem, self.p, self.size)
+        cdef int64_t bud = _value_budget(self.size)
+        return dec_array(self.elem, self.p, self.size, &bud)
 
     def __repr__(self):
         return f"ArrayView({self.to_list()!r})"

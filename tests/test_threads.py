@@ -1,0 +1,198 @@
+"""One reader shared by 8 threads doing mixed lookups and scans returns
+exactly what one thread returns, with the block cache under contention
+(a budget of about one block, so entries are evicted all the time); Fory
+encoders shared by threads too."""
+import random
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from pyroaring import BitMap
+
+from rowformat import RowFileReader, RowFileWriter, schema
+
+THREADS = 8
+OPS = 25
+SCHEMA = schema("id BIGINT NOT NULL, name STRING, tags ARRAY<STRING>, "
+                "m MAP<STRING, INT>, r ROW<x DOUBLE, y DECIMAL(20, 3)>, t TIMESTAMP(6)")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    import datetime as dt
+    from decimal import Decimal
+    path = tmp_path_factory.mktemp("threads") / "t.row"
+    rows = [(i, f"name-{i}" * (i % 4), [str(i), None, "t"] if i % 5 else None,
+             [("k", i), ("j", None)] if i % 3 else [],
+             {"x": i / 7, "y": Decimal(i) / 1000} if i % 11 else None,
+             dt.datetime(2020, 1, 1) + dt.timedelta(seconds=i) if i % 13 else None)
+            for i in range(3000)]
+    with RowFileWriter(path, SCHEMA, block_size=2048) as w:
+        w.write_rows(rows)
+    with RowFileReader(path, SCHEMA, threads=1) as ref:
+        table = ref.read()
+        values = [ref.get(i) for i in range(ref.num_rows)]
+        assert ref.num_blocks > 50
+    return path, table, values
+
+
+def _ops(seed, n, table, values):
+    """A seeded mix of operations, each with the result one thread gets."""
+    rng = random.Random(seed)
+    names = table.schema.names
+    out = []
+    for _ in range(OPS):
+        kind = rng.choice(["get", "get", "take", "read", "select", "iter"])
+        if kind == "get":
+            i = rng.randrange(-n, n)
+            out.append((kind, (i,), values[i]))
+        elif kind == "take":
+            idx = [rng.randrange(n) for _ in range(rng.randrange(1, 100))]
+            cols = rng.sample(names, rng.randrange(1, len(names) + 1))
+            out.append((kind, (idx, cols), table.select(cols).take(idx)))
+        elif kind == "read":
+            cols = rng.sample(names, rng.randrange(1, len(names) + 1))
+            out.append((kind, (cols,), table.select(cols)))
+        elif kind == "select":
+            sel = BitMap(rng.sample(range(n), rng.randrange(1, 300)))
+            out.append((kind, (sel,), table.take(sorted(sel))))
+        else:
+            size = rng.choice([1, 77, 1000, 4096])
+            lo = rng.randrange(n)
+            sel = range(lo, min(n, lo + rng.randrange(1, 1500)))
+            out.append((kind, (sel, size), table.take(list(sel))))
+    return out
+
+
+def _run(reader, kind, args):
+    if kind == "get":
+        return reader.get(*args)
+    if kind == "take":
+        return reader.take(args[0], columns=args[1])
+    if kind == "read":
+        return reader.read(columns=args[0])
+    if kind == "select":
+        return reader.read(selection=args[0])
+    sel, size = args
+    batches = list(reader.iter_batches(selection=sel, batch_size=size))
+    assert all(len(b) == size for b in batches[:-1])
+    return pa.Table.from_batches(batches, schema=reader.arrow_schema)
+
+
+def _same(got, want):
+    if isinstance(want, pa.Table):
+        return got.combine_chunks().equals(want.combine_chunks())
+    return got == want
+
+
+@pytest.mark.parametrize("cache_bytes,threads", [(5000, 1), (5000, 4), (0, 2), (64 << 20, 3)],
+                         ids=["one-block-cache", "one-block-cache-prefetch", "no-cache", "big-cache"])
+def test_shared_reader_matches_one_thread(data, cache_bytes, threads):
+    path, table, values = data
+    n = table.num_rows
+    plans = [_ops(1000 * t + cache_bytes + threads, n, table, values) for t in range(THREADS)]
+    failures = []
+    barrier = threading.Barrier(THREADS)
+    with RowFileReader(path, SCHEMA, cache_bytes=cache_bytes, threads=threads) as shared:
+        def worker(t):
+            try:
+                barrier.wait()
+                for k, (kind, args, want) in enumerate(plans[t]):
+                    got = _run(shared, kind, args)
+                    if not _same(got, want):
+                        failures.append((t, k, kind))
+            except BaseException as e:      # reported below, with the thread
+                failures.append((t, "raised", repr(e)))
+
+        workers = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        assert not failures, failures[:5]
+        cache = shared._cache
+        assert cache.nbytes <= max(cache.budget, 0)
+        if cache_bytes:
+            assert cache.hits + cache.misses > 0
+
+
+def test_block_cache_under_contention():
+    """Puts and gets from 8 threads on a budget of 3 entries: the byte count
+    stays exact and within budget, and a hit returns the block put for that key."""
+    from rowformat.block_cache import BlockCache
+    cache = BlockCache(300)
+    errors = []
+    barrier = threading.Barrier(THREADS)
+
+    def worker(t):
+        rng = random.Random(t)
+        barrier.wait()
+        for _ in range(5000):
+            k = rng.randrange(20)
+            got = cache.get(k)
+            if got is not None and got != ("block", k):
+                errors.append((k, got))
+            cache.put(k, ("block", k), 100)
+
+    ts = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert cache.nbytes == 100 * len(cache._items) <= 300
+
+
+def test_fory_encoder_shared_by_threads():
+    """decode_batch/encode_batch build in the plan shared by every encoder of
+    a schema; concurrent calls must not mix their rows."""
+    from rowformat.fory import RowEncoder
+    s = pa.schema([pa.field("i", pa.int64()), pa.field("s", pa.string()),
+                   pa.field("l", pa.list_(pa.int32()))])
+    enc = RowEncoder(s)
+    batches = [pa.RecordBatch.from_pylist(
+        [{"i": t * 10000 + k, "s": f"{t}-{k}" * (k % 3), "l": list(range(k % 9))} for k in range(3000)],
+        schema=s) for t in range(THREADS)]
+    failures = []
+    barrier = threading.Barrier(THREADS)
+
+    def worker(t):
+        try:
+            barrier.wait()
+            for _ in range(15):
+                rows = enc.encode_batch(batches[t])
+                back = enc.decode_batch(rows)
+                if not back.equals(batches[t]):
+                    failures.append(t)
+                if enc.decode(rows[7].as_py())["i"] != t * 10000 + 7:
+                    failures.append(t)
+        except BaseException as e:
+            failures.append(repr(e))
+
+    ts = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not failures, failures[:5]
+
+
+def test_iterators_interleaved_in_one_thread(data):
+    """Two scans of the same columns advanced alternately in one thread
+    share that thread's decoder; each must still get its own rows."""
+    path, table, _ = data
+    with RowFileReader(path, SCHEMA, cache_bytes=5000, threads=2) as r:
+        a = r.iter_batches(batch_size=500)
+        b = r.iter_batches(selection=range(1000, 2500), batch_size=700)
+        got_a, got_b = [], []
+        live = [(a, got_a), (b, got_b)]
+        while live:
+            for it, out in list(live):
+                batch = next(it, None)
+                if batch is None:
+                    live.remove((it, out))
+                else:
+                    out.append(batch)
+    assert pa.Table.from_batches(got_a).equals(table)
+    assert pa.Table.from_batches(got_b).equals(table.slice(1000, 1500))
