@@ -32,6 +32,7 @@ DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 DEFAULT_MAX_ROW_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 65536
+UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 
 
 class RowIndexError(RowFormatError, IndexError):
@@ -332,9 +333,11 @@ class RowFileReader:
             b = int(self._block_of(group[:1])[0])
             yield b, np.ascontiguousarray(group - self._starts[b]), 0, len(group)
 
-    def _units(self, rows, batch_size: int) -> Iterator[list]:
+    def _units(self, rows, batch_size: int, max_blocks: int | None = None) -> Iterator[list]:
         """The segments cut into units of exactly batch_size rows (the last may
-        be shorter); one unit becomes one batch."""
+        be shorter); one unit becomes one batch. With ``max_blocks``, a unit
+        also ends after that many blocks, so sparse selections spread over
+        the pool (batch sizes then vary: only read() and take() ask for it)."""
         unit, size = [], 0
         for b, local, start, stop in self._segments(rows):
             while start < stop:
@@ -342,7 +345,7 @@ class RowFileReader:
                 unit.append((b, local, start, start + take))
                 size += take
                 start += take
-                if size == batch_size:
+                if size == batch_size or (max_blocks and len(unit) >= max_blocks):
                     yield unit
                     unit, size = [], 0
         if unit:
@@ -363,22 +366,25 @@ class RowFileReader:
                 raise self._decode_error(b, e) from None
         return dec.finish()
 
-    def _batches(self, rows: np.ndarray | range | None, positions,
-                 batch_size: int) -> Iterator[pa.RecordBatch]:
+    def _batches(self, rows: np.ndarray | range | None, positions, batch_size: int,
+                 max_blocks: int | None = None,
+                 ahead: int | None = None) -> Iterator[pa.RecordBatch]:
         """Batches of exactly ``batch_size`` rows (the last may be shorter) of
         ``rows`` (sorted row numbers, a step-1 range, or None for all). With
-        threads > 1, units are decoded on the pool, at most threads + 1 ahead,
-        so memory holds a few batches whatever the file size."""
+        threads > 1, units are decoded on the pool, ``ahead`` (default: threads)
+        at a time, so memory holds ahead + 1 batches whatever the file size."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        units = self._units(range(0, self.num_rows) if rows is None else rows, batch_size)
-        if self.threads == 1:
+        units = self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
+                            max_blocks)
+        ahead = self.threads if ahead is None else ahead
+        if self.threads == 1 or ahead < 1:
             for unit in units:
                 yield self._decode_unit(unit, positions)
             return
         pool = self._executor()
         window = deque(pool.submit(self._decode_unit, u, positions)
-                       for u in itertools.islice(units, self.threads + 1))
+                       for u in itertools.islice(units, ahead))
         try:
             while window:
                 future = window.popleft()
@@ -402,21 +408,25 @@ class RowFileReader:
             rows = np.unique(rows)
         return rows
 
-    def iter_batches(self, columns=None, selection=None,
-                     batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[pa.RecordBatch]:
+    def iter_batches(self, columns=None, selection=None, batch_size: int = DEFAULT_BATCH_SIZE,
+                     readahead: int = 1) -> Iterator[pa.RecordBatch]:
         """RecordBatches of ``batch_size`` rows of the selected rows and
         columns. Blocks with no selected row are neither read nor decompressed.
         A ``range`` selection (a partition of the file) is decoded block by
-        block without listing its rows."""
+        block without listing its rows. ``readahead`` batches are decoded on
+        the thread pool while the caller works on the current one, so memory
+        holds about readahead + 1 batches; more readahead uses more cores."""
         positions = self._column_positions(columns)
-        yield from self._batches(self._selected(selection), positions, batch_size)
+        yield from self._batches(self._selected(selection), positions, batch_size,
+                                 ahead=readahead)
 
     def read(self, columns=None, selection=None) -> pa.Table:
         """The selected rows (``selection``: a pyroaring BitMap or any iterable
         of row numbers; None for all) and columns as a Table."""
         positions = self._column_positions(columns)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-        batches = list(self._batches(self._selected(selection), positions, DEFAULT_BATCH_SIZE))
+        batches = list(self._batches(self._selected(selection), positions, DEFAULT_BATCH_SIZE,
+                                     UNIT_BLOCKS))
         return pa.Table.from_batches(batches, schema=schema)
 
     def take(self, row_numbers, columns=None) -> pa.Table:
@@ -425,10 +435,10 @@ class RowFileReader:
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         rows = _as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
-            batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE))
+            batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, UNIT_BLOCKS))
             return pa.Table.from_batches(batches, schema=schema)
         unique, inverse = np.unique(rows, return_inverse=True)
-        batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE))
+        batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, UNIT_BLOCKS))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
 
     # -- lifetime -------------------------------------------------------------

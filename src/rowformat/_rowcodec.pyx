@@ -110,11 +110,16 @@ ctypedef struct Buf:
     uint8_t *data
     int64_t len
     int64_t cap
+    int64_t hint    # the length this buffer reached last time it was handed over
 
 
 cdef int buf_grow(Buf *b, int64_t need) noexcept nogil:
     cdef int64_t cap = b.cap * 2
     cdef uint8_t *p
+    if b.cap == 0 and b.hint > need:
+        # a builder's next batch is usually like its last: allocate that size
+        # once instead of doubling (less memory, no copies)
+        cap = b.hint + (b.hint >> 4)
     if cap < need:
         cap = need
     if cap < 64:
@@ -186,10 +191,17 @@ cdef inline void buf_free(Buf *b) noexcept nogil:
 
 
 cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
-    """Hands the memory over (to an ArrowArray); never NULL."""
+    """Hands the memory over (to an ArrowArray), trimmed to its length so a
+    finished batch does not keep the doubling slack; never NULL."""
     cdef uint8_t *p = b.data
+    cdef uint8_t *trimmed
+    b.hint = b.len
     if p == NULL:
         p = <uint8_t *> calloc(1, 64)
+    elif b.len < b.cap:
+        trimmed = <uint8_t *> realloc(p, b.len if b.len > 0 else 1)
+        if trimmed != NULL:
+            p = trimmed
     b.data = NULL
     b.len = 0
     b.cap = 0
