@@ -7,6 +7,9 @@ What no .row reader or writer can beat with the same blocks and libzstd:
   decomp_2t        decompress all blocks on two threads (the faster of a ThreadPoolExecutor
                    and python-zstandard's multi_decompress_to_buffer(threads=2))
   comp_1t/comp_2t  compress all (uncompressed) blocks at the file's level on one/two threads
+                   (one-shot frames: the fastest way, but not the bytes Paimon Java writes)
+  comp_2t_java     the same as the frames Java writes (streaming, no content size) on two
+                   threads: the floor of a byte-identical writer
 
     python benchmarks/floor.py path/to/file.row [--level 1] [--repeat 5]
 """
@@ -102,10 +105,20 @@ class Floor:
         c = zstandard.ZstdCompressor(level=self.level, write_content_size=False, write_checksum=False)
         return [c.compress(b) for b in blocks]
 
+    def _comp_java(self, blocks):
+        c = zstandard.ZstdCompressor(level=self.level, write_content_size=False, write_checksum=False)
+        out = []
+        for b in blocks:
+            o = c.compressobj()
+            out.append(o.compress(b) + o.flush())
+        return out
+
     def compress_blocks(self, how: str = "1t"):
         raw = self.raw
         if how == "1t":
             return self._comp_list(raw)
+        if how == "2t-java":
+            return list(self.pool.map(self._comp_java, _split(raw, 2)))
         if how == "2t-pool":
             return list(self.pool.map(self._comp_list, _split(raw, 2)))
         if how == "2t-multi":
@@ -157,6 +170,7 @@ def measure(path: str, level: int = 1, repeat: int = 5, block_ids=None) -> dict:
         out["decomp_2t_take"] = _best_2t(lambda how: fl.decompress_blocks(ids, how), repeat)[2]
     out["comp_1t"] = _median_time(lambda: fl.compress_blocks("1t"), repeat)
     out["comp_2t_pool"], out["comp_2t_multi"], out["comp_2t"] = _best_2t(fl.compress_blocks, repeat)
+    out["comp_2t_java"] = _median_time(lambda: fl.compress_blocks("2t-java"), repeat)
     fl.close()
     return out
 

@@ -17,11 +17,13 @@ class AtomicOutput:
             prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=fs.staging_dir(path))
         self.file = os.fdopen(fd, "wb", buffering=buffering)
 
-    def commit(self) -> None:
-        """Makes the bytes durable, then moves them to the target: a rename,
-        or an upload for a URL."""
+    def commit(self, durable: bool = True) -> None:
+        """Moves the bytes to the target: a rename, or an upload for a URL.
+        ``durable`` fsyncs them first, so the target survives a power loss
+        too (a killed process needs no fsync: the rename alone is atomic)."""
         self.file.flush()
-        os.fsync(self.file.fileno())
+        if durable:
+            os.fsync(self.file.fileno())
         self.file.close()
         fs.replace(self.tmp_path, self.path)
 

@@ -107,11 +107,13 @@ class BlobFileWriter:
     written, like Paimon's BlobConsumer. Not to be shared between threads.
     """
 
-    def __init__(self, path, blob_type, *, chunk_size: int = DEFAULT_CHUNK, consumer=None):
+    def __init__(self, path, blob_type, *, chunk_size: int = DEFAULT_CHUNK, consumer=None,
+                 durable: bool = False):
         self.kind = resolve_blob_type(blob_type)
         self.path = os.fspath(path)
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
+        self.durable = durable   # fsync before the rename (survives a power loss)
         self._out = AtomicOutput(self.path, buffering=1 << 16)
         self._file = self._out.file
         self._sink = _Sink(self._file, self.path, chunk_size, consumer)
@@ -207,7 +209,7 @@ class BlobFileWriter:
             raise RowFormatError(f"writer for {self.path} failed earlier; no file was written")
         try:
             self._file.write(encode_footer(_blob.encode(self._lengths)))
-            self._out.commit()
+            self._out.commit(self.durable)
         except BaseException:
             self.abort()
             raise

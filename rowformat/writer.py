@@ -68,7 +68,7 @@ class RowFileWriter:
     """
 
     def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,
-                 threads: int | None = None):
+                 threads: int | None = None, durable: bool = False):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.path = os.fspath(path)
@@ -80,6 +80,7 @@ class RowFileWriter:
             if self.threads > 1 else None
         self._in_flight: deque = deque()   # (rows, uncompressed size, future of the frame)
         self._local = threading.local()     # one compressor per thread: they are not shareable
+        self.durable = durable
         self._out = AtomicOutput(self.path)
         self._file = self._out.file
         self._compressed_sizes: list[int] = []
@@ -309,7 +310,7 @@ class RowFileWriter:
             footer = Footer(self._flushed_rows, len(self._row_starts), index_offset, len(index))
             self._file.write(index)
             self._file.write(footer.to_bytes())
-            self._out.commit()
+            self._out.commit(self.durable)
         except BaseException:
             self.abort()
             raise

@@ -271,3 +271,16 @@ def test_wrong_schema_is_caught(good):
 def test_reader_rejects_non_files():
     with pytest.raises(TypeError, match="path or a binary file object"):
         RowFileReader(42, S)
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_durable_option_fsyncs_before_the_rename(tmp_path, monkeypatch, durable):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append(fd) or real(fd))
+    p = tmp_path / "d.row"
+    with RowFileWriter(p, schema("a INT"), durable=durable) as w:
+        w.write_rows([(1,)])
+    assert bool(calls) == durable
+    with RowFileReader(p, schema("a INT")) as r:
+        assert r.get(0) == (1,)
