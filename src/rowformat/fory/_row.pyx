@@ -137,60 +137,8 @@ cdef inline int _charge(int64_t *bud, int64_t n) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
-# Growable byte buffer (malloc-owned; handed to Arrow on finish).
-
-ctypedef struct Buf:
-    uint8_t *data
-    int64_t len
-    int64_t cap
-
-
-cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
-    cdef int64_t need = b.len + extra
-    cdef int64_t cap
-    cdef uint8_t *d
-    if need <= b.cap:
-        return 0
-    cap = b.cap * 2 if b.cap else 64
-    while cap < need:
-        cap *= 2
-    d = <uint8_t *> realloc(b.data, cap)
-    if d == NULL:
-        return E_OOM
-    b.data = d
-    b.cap = cap
-    return 0
-
-
-cdef inline int64_t buf_zero(Buf *b, int64_t n) noexcept nogil:
-    """Appends n zero bytes; returns their position or -1."""
-    cdef int64_t pos
-    if buf_reserve(b, n):
-        return -1
-    pos = b.len
-    memset(b.data + pos, 0, n)
-    b.len += n
-    return pos
-
-
-cdef inline void buf_free(Buf *b) noexcept nogil:
-    free(b.data)
-    b.data = NULL
-    b.len = 0
-    b.cap = 0
-
-
-cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
-    """Ownership of the bytes moves to the caller (never NULL on success)."""
-    cdef uint8_t *d
-    if b.data == NULL:
-        d = <uint8_t *> malloc(8)
-    else:
-        d = b.data
-    b.data = NULL
-    b.len = 0
-    b.cap = 0
-    return d
+# Growable byte buffers: src/rowformat/_buf.pxd.
+from rowformat._buf cimport *
 
 
 cdef inline int64_t round8(int64_t n) noexcept nogil:
@@ -891,9 +839,7 @@ cdef class Plan:
     def encode(self, value):
         """Row bytes for value (dict, object with attributes, or tuple)."""
         cdef Buf b
-        b.data = NULL
-        b.len = 0
-        b.cap = 0
+        memset(&b, 0, sizeof(Buf))
         try:
             enc_row(&self.root, value, &b)
             return PyBytes_FromStringAndSize(<const char *> b.data, b.len)
@@ -947,8 +893,8 @@ cdef class Plan:
         cdef int64_t start
         cdef int32_t o32
         cdef ArrowArray *out
-        data.data = NULL; data.len = 0; data.cap = 0
-        offs.data = NULL; offs.len = 0; offs.cap = 0
+        memset(&data, 0, sizeof(Buf))
+        memset(&offs, 0, sizeof(Buf))
         abind_struct_children(&self.root, arr, arr.offset)
         with nogil:
             if buf_reserve(&offs, 4 * (n + 1)):
