@@ -37,6 +37,7 @@ class RowLimitError(RowDecodeError, LimitExceededError):
 class RowDecoder:
     """Decodes rows of blocks into Arrow builders (``decode``/``finish``)
     or one row into Python values (``decode_row``)."""
+    max_row_size: int
     def __init__(self, row_type: RowType, columns: tuple[int, ...],
                  arrow_schema: pa.Schema) -> None: ...
     @property

@@ -45,6 +45,7 @@ import shutil
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from .. import schema_json
 from ..atomic import write_atomically
@@ -313,7 +314,7 @@ def unreferenced_files(before: Dataset | None, after: Dataset) -> list[str]:
 
 # ---------------------------------------------------------------- deletion vectors
 
-def set_deletion_vectors(path: str, vectors: dict[str, object]) -> Dataset:
+def set_deletion_vectors(path: str, vectors: dict[str, Any]) -> Dataset:
     """Commits deletion vectors for committed files, atomically (a new
     manifest). ``vectors`` maps a file name (as listed by the manifest, or
     its absolute path) to a pyroaring ``BitMap`` of deleted row numbers, or

@@ -128,28 +128,31 @@ class Sources:
                 roots.append(p)
             elif os.path.isfile(p):
                 parent = os.path.dirname(p)
-                d = ds.Dataset.open(parent) if ds.Dataset.exists(parent) else None
-                entry = next((e for e in d.files if d.file_path(e.name) == p), None) if d else None
-                if entry is not None:    # a file of a dataset: its schema and deletion vector
-                    files.append(SourceFile(p, d.file_path(entry.deletion_vector)
+                owner = ds.Dataset.open(parent) if ds.Dataset.exists(parent) else None
+                entry = next((e for e in owner.files if owner.file_path(e.name) == p), None) \
+                    if owner else None
+                if owner is not None and entry is not None:
+                    # a file of a dataset: its schema and deletion vector
+                    files.append(SourceFile(p, owner.file_path(entry.deletion_vector)
                                             if entry.deletion_vector else None))
-                    schemas.append((p, d.schema))
+                    schemas.append((p, owner.schema))
                     roots.append(parent)
                 else:
                     files.append(SourceFile(p, None))
             else:
                 raise FileNotFoundError(f"{FORMAT_NAME}: {p} does not exist")
         explicit = options.get("paimonschema")
+        common: RowType | None
         if explicit is not None:
-            schema = _parse_paimon_schema(explicit)
+            common = _parse_paimon_schema(explicit)
         else:
             distinct = {str(s) for _, s in schemas}
             if len(distinct) > 1:
                 raise SchemaError(f"{FORMAT_NAME}: the paths have different schemas: "
                                   + "; ".join(f"{p}: [{s}]" for p, s in schemas))
             bare = len(schemas) < len(paths)
-            schema = schemas[0][1] if schemas and not bare else None
-        return cls(files, schema, roots)
+            common = schemas[0][1] if schemas and not bare else None
+        return cls(files, common, roots)
 
 
 def _strip_file_scheme(p: str) -> str:
@@ -304,7 +307,7 @@ class RowReader(DataSourceReader):
         target = spark_arrow_schema(spark_schema)
         file_schema = parse_schema(self.file_schema)
         converter = ArrowConverter([(file_schema[c].type, target.field(c)) for c in self.columns])
-        rows = range(partition.start, partition.stop)   # whole blocks: no row list needed
+        rows: range | BitMap = range(partition.start, partition.stop)   # whole blocks: no row list
         if partition.selection or partition.deletion_vector:
             rows = BitMap(rows)
             if partition.selection:
@@ -376,6 +379,7 @@ class RowWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]):   # one call per task
         from pyspark import TaskContext
         ctx = TaskContext.get()
+        assert ctx is not None, "write() runs inside a Spark task"
         pid, attempt = ctx.partitionId(), ctx.attemptNumber()
         tmpdir = ds.temporary_dir(self.path, self.job)
         os.makedirs(tmpdir, exist_ok=True)

@@ -49,7 +49,7 @@ _ATOMIC_TO_SPARK = {
     "DOUBLE": st.DoubleType(), "DATE": st.DateType(), "BLOB": st.BinaryType(),
     "VARIANT": st.VariantType(),
 }
-_SPARK_TO_ATOMIC = {type(v): k for k, v in _ATOMIC_TO_SPARK.items() if k != "BLOB"}
+_SPARK_TO_ATOMIC: dict[type, str] = {type(v): k for k, v in _ATOMIC_TO_SPARK.items() if k != "BLOB"}
 
 
 def to_spark_type(t: DataType) -> st.DataType:
@@ -92,8 +92,9 @@ def to_spark_schema(row: RowType) -> st.StructType:
 def from_spark_type(t: st.DataType, nullable: bool = True) -> DataType:
     """The canonical Paimon type of a Spark type."""
     kw = {"nullable": nullable}
-    if type(t) in _SPARK_TO_ATOMIC:
-        return AtomicType(name=_SPARK_TO_ATOMIC[type(t)], **kw)
+    name = _SPARK_TO_ATOMIC.get(type(t))
+    if name is not None:
+        return AtomicType(name=name, **kw)
     if isinstance(t, st.CharType):
         return CharType(kind="CHAR", length=t.length, **kw)
     if isinstance(t, st.VarcharType):
