@@ -25,7 +25,7 @@ from .blob_meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
 from .blob_payload import PayloadError, array_layout, map_layout, slices
 from .blob_stream import RangeStream
 from .errors import CorruptFileError, ValueConversionError
-from .reader import RowIndexError, _as_rows, _Source
+from .reader import _as_rows, _Source, row_number
 
 SMALL_ENTRY = 1 << 20        # open() reads entries up to this size whole and verifies them at once
 COALESCE = 8 << 20           # read() merges adjacent entries into reads of up to this size
@@ -75,13 +75,7 @@ class BlobFileReader:
         return np.flatnonzero(self._lengths == -2)
 
     def _row(self, i) -> int:
-        n = self.num_rows
-        i = int(i)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise RowIndexError(f"row {i} outside [0, {n}) in {self.name}")
-        return i
+        return row_number(i, self.num_rows, self.name)
 
     def _read(self, offset: int, length: int) -> bytes:
         if self._closed:

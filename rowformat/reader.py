@@ -92,6 +92,16 @@ class _Source:
             self._file = None
 
 
+def row_number(i, n: int, name: str) -> int:
+    """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
+    i = int(i)
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise RowIndexError(f"row {i} outside [0, {n}) in {name}")
+    return i
+
+
 def _as_rows(rows, n: int, what: str) -> np.ndarray:
     """Row numbers as an int64 array, checked to lie in [0, n)."""
     if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
@@ -284,12 +294,7 @@ class RowFileReader:
     def get(self, i: int) -> tuple:
         """Row ``i`` as a tuple of Python values; reads at most one block.
         Negative ``i`` counts from the end."""
-        n = self.num_rows
-        i = int(i)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise RowIndexError(f"row {i} outside [0, {n}) in {self.name}")
+        i = row_number(i, self.num_rows, self.name)
         b = bisect.bisect_right(self._starts_list, i) - 1
         block = self.block(b)
         dec = self._decoder(None)
