@@ -609,7 +609,14 @@ cdef class BlockEncoder:
 # Decoder: row bytes -> Arrow builders.
 
 cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
-    """Records the validity of the slot just appended to n."""
+    """Records the validity of the slot just appended to n. Until the first
+    null the bitmap is not written at all (most columns have no nulls, and
+    Arrow takes no bitmap then); the first null fills it in."""
+    if valid and n.bnull == 0:
+        n.blen += 1
+        return 0
+    if n.bnull == 0 and bld_bits_fill(n):
+        return E_OOM
     if (n.blen & 7) == 0:
         if buf_reserve(&n.bits, 1):
             return E_OOM
@@ -620,6 +627,21 @@ cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
     else:
         n.bnull += 1
     n.blen += 1
+    return 0
+
+
+cdef int bld_bits_fill(Node *n) noexcept nogil:
+    """Writes the bitmap of the blen valid slots so far: ceil(blen / 8)
+    bytes, all ones up to blen."""
+    cdef int64_t full = n.blen >> 3
+    cdef int64_t nbytes = (n.blen + 7) >> 3
+    n.bits.len = 0
+    if buf_reserve(&n.bits, nbytes + 1):
+        return E_OOM
+    memset(n.bits.data, 0xFF, full)
+    if nbytes > full:
+        n.bits.data[full] = <uint8_t> ((1 << (n.blen & 7)) - 1)
+    n.bits.len = nbytes
     return 0
 
 
