@@ -301,14 +301,8 @@ class RowFileReader:
         local = i - self._starts_list[b]
         try:
             return dec.decode_row(block, local)
-        except _rowcodec.ValueDecodeError as e:
-            message, column = _rowcodec.value_error_info(e)
-            col = f", column {self.schema.fields[column].name!r}" if column is not None else ""
-            raise CorruptFileError(f"{self.name}: block {b}, row {i}{col}: {message}") from None
         except _rowcodec.RowDecodeError as e:
-            col = f", column {self.schema.fields[e.column].name!r}" if e.column is not None else ""
-            cls = LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError
-            raise cls(f"{self.name}: block {b}, row {i}{col}: {e}") from None
+            raise self._decode_error(b, e) from None
 
     def __getitem__(self, i: int) -> tuple:
         return self.get(i)

@@ -284,10 +284,6 @@ class _Checker:
                 continue
             try:
                 decoder.decode_row(block, i)
-            except _rowcodec.ValueDecodeError as e:
-                message, column = _rowcodec.value_error_info(e)
-                self.add("row", message, block=b, row=first + i,
-                         column=names[column] if column is not None else None)
             except _rowcodec.RowDecodeError as e:
                 kind = "limit" if isinstance(e, LimitExceededError) else "row"
                 self.add(kind, str(e), block=b, row=first + i,

@@ -27,8 +27,7 @@ for script in tests/fuzz/fuzz_*.py; do
     mkdir -p "$corpus" "$findings"
     if [ -z "$(ls -A "$corpus")" ]; then
         "$PY" -P -c "import sys; sys.path.insert(0, 'tests/fuzz'); import _schemas, pathlib
-seeds = _schemas.row_reader_seeds() if '$target' == 'row_reader' else _schemas.fory_seeds(_schemas.fory_cases())
-for i, s in enumerate(seeds): pathlib.Path('$corpus', f'seed{i:03d}').write_bytes(s)"
+for i, s in enumerate(_schemas.seeds_for('$target')): pathlib.Path('$corpus', f'seed{i:03d}').write_bytes(s)"
     fi
     echo "== $target: ${SECONDS_PER_TARGET}s, corpus $(ls "$corpus" | wc -l) inputs"
     extra=()

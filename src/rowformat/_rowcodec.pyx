@@ -1201,6 +1201,10 @@ cdef class RowDecoder:
             values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
         except _ValueError as exc:
             raise RowDecodeError(error_message(exc.code), i, exc.column) from None
+        except RowDecodeError as exc:   # a nested value's error names the column, not the row
+            if exc.row is None:
+                exc.row = i
+            raise
         if pos != e:
             raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                  "ended before the row's end", i, None)
@@ -1422,10 +1426,3 @@ cdef object _fail_col(int code, int f, bint top):
         e.column = f
     raise e
 
-
-def value_error_info(exc):
-    """(message, column) of an internal decode error of decode_row."""
-    return error_message(exc.code), exc.column
-
-
-ValueDecodeError = _ValueError

@@ -159,3 +159,8 @@ def fory_cases():
 
 def fory_seeds(cases) -> list[bytes]:
     return [bytes([k]) + data for k, (_, _, data) in enumerate(cases)]
+
+
+def seeds_for(target: str) -> list[bytes]:
+    """The valid inputs a fuzz target's corpus starts from."""
+    return row_reader_seeds() if target == "row_reader" else fory_seeds(fory_cases())

@@ -1,0 +1,35 @@
+"""The shared main of the atheris fuzz targets (fuzz_<target>.py).
+
+With no corpus directory the seeds are generated in memory (valid inputs).
+Every input must decode or raise a rowformat.RowFormatError; anything else
+(another exception, a crash, a hang past -timeout, memory past
+-rss_limit_mb) is a finding: libFuzzer writes it to crash-*/timeout-*/oom-*
+files, and it belongs in tests/fuzz/regressions/<target>/.
+"""
+import os
+import sys
+import tempfile
+
+import atheris
+
+with atheris.instrument_imports(include=["rowformat", "_targets", "_schemas"]):
+    import rowformat  # noqa: F401  (instrumented: Python-level coverage of the package)
+    import _schemas
+    import _targets
+
+
+def main(target: str):
+    args = list(sys.argv)
+    if not any(not a.startswith("-") for a in args[1:]):
+        # no corpus dir given: write the seeds to a temporary one
+        d = tempfile.mkdtemp(prefix=f"fuzz_{target}_")
+        for i, s in enumerate(_schemas.seeds_for(target)):
+            with open(os.path.join(d, f"seed{i:03d}"), "wb") as f:
+                f.write(s)
+        args.append(d)
+    if not any(a.startswith("-rss_limit_mb") for a in args):
+        args.append("-rss_limit_mb=2048")
+    if not any(a.startswith("-timeout") for a in args):
+        args.append("-timeout=20")
+    atheris.Setup(args, getattr(_targets, target))
+    atheris.Fuzz()
