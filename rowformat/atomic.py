@@ -8,6 +8,7 @@ import os
 import tempfile
 
 from . import fs
+from .errors import RowFormatError
 
 
 class AtomicOutput:
@@ -35,6 +36,67 @@ class AtomicOutput:
                 os.unlink(self.tmp_path)
             except FileNotFoundError:
                 pass
+
+
+class AtomicWriter:
+    """The lifetime of a writer whose file appears only when close()
+    succeeds. A subclass sets ``path``, ``durable`` and ``_out`` (an
+    AtomicOutput), sets ``_state`` to "failed" when it cannot go on, writes
+    its file's tail in ``_finish()`` and frees its resources in ``_release()``.
+    Writers are not to be shared between threads."""
+
+    path: str
+    durable: bool
+    _out: AtomicOutput
+    _state = "open"
+
+    def _finish(self) -> None:
+        """Writes what follows the rows (index, footer)."""
+
+    def _release(self) -> None:
+        """Frees what the writer holds besides its file."""
+
+    def _check_open(self):
+        if self._state != "open":
+            raise RowFormatError(f"writer for {self.path} is {self._state}")
+
+    def close(self) -> None:
+        """Writes the tail and moves the file to ``path``. Calling it again
+        does nothing."""
+        if self._state == "closed":
+            return
+        if self._state != "open":
+            self.abort()
+            raise RowFormatError(f"writer for {self.path} failed earlier; no file was written")
+        try:
+            self._finish()
+            self._release()
+            self._out.commit(self.durable)
+        except BaseException:
+            self.abort()
+            raise
+        self._state = "closed"
+
+    def abort(self) -> None:
+        """Discards the file: nothing appears at ``path``."""
+        if self._state == "closed":
+            return
+        self._state = "aborted"
+        self._release()
+        self._out.discard()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+    def __del__(self):
+        if getattr(self, "_state", "closed") in ("open", "failed") and hasattr(self, "_out"):
+            self.abort()
 
 
 def write_atomically(path: str, data: bytes) -> None:

@@ -16,7 +16,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from . import _blob
-from .atomic import AtomicOutput
+from .atomic import AtomicOutput, AtomicWriter
 from .blob_descriptor import BlobDescriptor
 from .blob_kind import PLACEHOLDER, resolve_blob_type
 from .blob_meta import (ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, PLACEHOLDER_LENGTH,
@@ -95,7 +95,7 @@ class _Sink:
                                  f"declared length {exact}")
 
 
-class BlobFileWriter:
+class BlobFileWriter(AtomicWriter):
     """Writes rows of one BLOB, ARRAY<BLOB> or MAP<K, BLOB> column.
 
     A row is None (null), :data:`PLACEHOLDER`, or: for BLOB a bytes-like
@@ -132,8 +132,7 @@ class BlobFileWriter:
     # -- rows -----------------------------------------------------------------------
     def write(self, value) -> None:
         """Writes one row."""
-        if self._state != "open":
-            raise RowFormatError(f"writer for {self.path} is {self._state}")
+        self._check_open()
         if hasattr(value, "as_py") and not _is_stream(value):   # a pyarrow scalar
             value = value.as_py()
         if value is None:
@@ -198,39 +197,6 @@ class BlobFileWriter:
                 _check_blob(v, f"{where}, value")
         return lambda sink: write_map(sink, entries)
 
-    # -- lifetime -------------------------------------------------------------------
-    def close(self) -> None:
-        """Writes the index and footer and moves the file to ``path``.
-        Calling it again does nothing."""
-        if self._state == "closed":
-            return
-        if self._state != "open":
-            self.abort()
-            raise RowFormatError(f"writer for {self.path} failed earlier; no file was written")
-        try:
-            self._file.write(encode_footer(_blob.encode(self._lengths)))
-            self._out.commit(self.durable)
-        except BaseException:
-            self.abort()
-            raise
-        self._state = "closed"
-
-    def abort(self) -> None:
-        """Discards the file: nothing appears at ``path``."""
-        if self._state == "closed":
-            return
-        self._state = "aborted"
-        self._out.discard()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
-
-    def __del__(self):
-        if getattr(self, "_state", "closed") in ("open", "failed"):
-            self.abort()
+    # -- lifetime (close, abort, with: AtomicWriter) ---------------------------------
+    def _finish(self) -> None:
+        self._file.write(encode_footer(_blob.encode(self._lengths)))

@@ -23,9 +23,9 @@ import zstandard
 
 from . import _rowcodec
 from .arrow_types import to_arrow_schema
-from .atomic import AtomicOutput
+from .atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
-from .errors import RowFormatError, SchemaError, ValueConversionError
+from .errors import SchemaError, ValueConversionError
 from .footer import Footer
 from .types import RowType, as_row_type
 
@@ -56,7 +56,7 @@ def _tuples_to_dicts(v, t: pa.DataType):
     return v
 
 
-class RowFileWriter:
+class RowFileWriter(AtomicWriter):
     """Writes rows to a new ``.row`` file at ``path``.
 
     ``schema`` is a :class:`RowType`, schema text or ``pyarrow.Schema``.
@@ -283,62 +283,25 @@ class RowFileWriter:
         self._uncompressed_sizes.append(size)
         self._flushed_rows += rows
 
-    # -- lifetime --------------------------------------------------------------
-    def _check_open(self):
-        if self._state != "open":
-            raise RowFormatError(f"writer for {self.path} is {self._state}")
+    # -- lifetime (close, abort, with: AtomicWriter) ---------------------------
+    def _finish(self) -> None:
+        """Flushes the last block, waits for the compressors, then writes the
+        index and footer."""
+        last = self._encoder.flush()
+        if last is not None:
+            self._write_block(last)
+        while self._in_flight:
+            self._drain_one()
+        index = BlockIndex(np.array(self._compressed_sizes, np.int64),
+                           np.array(self._uncompressed_sizes, np.int64),
+                           np.array(self._row_starts, np.int64)).to_bytes()
+        index_offset = sum(self._compressed_sizes)
+        footer = Footer(self._flushed_rows, len(self._row_starts), index_offset, len(index))
+        self._file.write(index)
+        self._file.write(footer.to_bytes())
 
-    def close(self) -> None:
-        """Flushes the last block, writes the index and footer, and moves the
-        file into place. Calling it again does nothing."""
-        if self._state == "closed":
-            return
-        if self._state != "open":
-            self.abort()
-            raise RowFormatError(f"writer for {self.path} failed earlier; no file was written")
-        try:
-            last = self._encoder.flush()
-            if last is not None:
-                self._write_block(last)
-            while self._in_flight:
-                self._drain_one()
-            self._shutdown_pool()
-            index = BlockIndex(np.array(self._compressed_sizes, np.int64),
-                               np.array(self._uncompressed_sizes, np.int64),
-                               np.array(self._row_starts, np.int64)).to_bytes()
-            index_offset = sum(self._compressed_sizes)
-            footer = Footer(self._flushed_rows, len(self._row_starts), index_offset, len(index))
-            self._file.write(index)
-            self._file.write(footer.to_bytes())
-            self._out.commit(self.durable)
-        except BaseException:
-            self.abort()
-            raise
-        self._state = "closed"
-
-    def abort(self) -> None:
-        """Discards the file: nothing appears at ``path``."""
-        if self._state == "closed":
-            return
-        self._state = "aborted"
+    def _release(self) -> None:
         self._in_flight.clear()
-        self._shutdown_pool()
-        self._out.discard()
-
-    def _shutdown_pool(self):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:
-            self.abort()
-        else:
-            self.close()
-
-    def __del__(self):
-        if getattr(self, "_state", "closed") in ("open", "failed"):
-            self.abort()
