@@ -113,7 +113,7 @@ def _as_rows(rows, n: int, what: str) -> np.ndarray:
     elif isinstance(rows, (pa.Array, pa.ChunkedArray)):
         arr = np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
     else:
-        arr = np.fromiter((int(r) for r in rows), dtype=np.int64)
+        arr = np.fromiter(rows, dtype=np.int64)
     if len(arr):
         lo, hi = arr.min(), arr.max()
         if lo < 0 or hi >= n:
@@ -133,8 +133,9 @@ class RowFileReader:
     ``max_block_size`` bounds the uncompressed size any block may declare,
     checked before anything is allocated; ``max_row_size`` bounds a row's
     bytes (from the block's offset array, before decoding) and the Arrow
-    placeholders its nulls may expand to (both raise LimitExceededError); ``threads`` blocks are read and
-    decompressed ahead of the decoder on scans (default: the core count).
+    placeholders its nulls may expand to (both raise LimitExceededError).
+    ``threads`` pool threads each read, decompress and decode a unit of rows
+    for read(), take() and iter_batches() (default: the core count).
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,

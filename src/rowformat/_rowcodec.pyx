@@ -1187,7 +1187,7 @@ cdef class RowDecoder:
         return batch
 
     def decode_row(self, Block block, int64_t i):
-        """One row as a tuple of Python values (see rowformat.pyvalues)."""
+        """One row as a tuple of Python values (the types: the README's type mappings)."""
         cdef int64_t s, e, pos
         if i < 0 or i >= block.num_rows:
             raise RowDecodeError(f"row {i} outside the block's {block.num_rows} rows", i, None)
