@@ -262,6 +262,46 @@ def test_malformed_rows_name_block_row_and_column(tmp_path, row, match):
             r.get(0)
 
 
+@pytest.mark.parametrize("length", [1, 3, 4, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 100])
+@pytest.mark.parametrize("bad_at", [0, -1])
+def test_invalid_utf8_is_caught_mid_block_at_every_length(tmp_path, length, bad_at):
+    # Short strings away from a block's end take the decoder's padded fast path,
+    # which reads past the string: the bad byte must be found, and the bytes
+    # after a string (row 0 is followed by row 1's 0xFF) must not count. Nine
+    # more rows keep even 1-byte strings 64 bytes away from the block's end.
+    bad = bytearray(b"x" * length)
+    bad[bad_at] = 0xFF
+    raw, offsets = b"", []
+    for i, value in enumerate([b"x" * length, bytes(bad)] + [b"x" * length] * 9):
+        offsets.append(len(raw))
+        raw += b"\x00" + struct.pack("<i", i) + bytes([len(value)]) + value
+    raw += b"".join(struct.pack("<i", o) for o in offsets) + struct.pack("<i", len(offsets))
+    frame = _block_frame(raw)
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw)], [0], len(offsets))
+    with _open(p) as r:
+        assert r.get(0) == (0, "x" * length)
+        assert r.get(2) == (2, "x" * length)
+        with pytest.raises(CorruptFileError, match=r"block 0, row 1, column 'b'.*UTF-8"):
+            r.get(1)
+        with pytest.raises(CorruptFileError, match=r"block 0, row 1, column 'b'.*UTF-8"):
+            r.read()
+
+
+def test_strings_of_every_length_round_trip_anywhere_in_a_block(tmp_path):
+    # ASCII and multi-byte strings of 0..70 bytes, in the middle of blocks and as
+    # their last values (where the decoder must not read past the block).
+    values = []
+    for n in range(71):
+        values += ["a" * n, ("é" * n)[:n // 2] + "z" * (n - 2 * (n // 2)), "€" * (n // 3)]
+    p = tmp_path / "s.row"
+    for block_size in (64, 300, 1 << 20):
+        with RowFileWriter(p, S, block_size=block_size) as w:
+            w.write_rows([(i, v) for i, v in enumerate(values)])
+        with _open(p) as r:
+            assert r.read().column("b").to_pylist() == values
+            assert [r.get(i)[1] for i in range(len(values))] == values
+
+
 def test_wrong_schema_is_caught(good):
     with _open(good, schema("a BIGINT NOT NULL, b STRING")) as r:
         with pytest.raises(CorruptFileError, match="good.row: block 0, row 0"):

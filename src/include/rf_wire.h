@@ -7,6 +7,14 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define RF_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define RF_NOINLINE __declspec(noinline)
+#else
+#define RF_NOINLINE
+#endif
+
 static inline int16_t rf_ld_i16(const uint8_t *p) { int16_t v; memcpy(&v, p, 2); return v; }
 static inline int32_t rf_ld_i32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
 static inline int64_t rf_ld_i64(const uint8_t *p) { int64_t v; memcpy(&v, p, 8); return v; }
@@ -89,10 +97,18 @@ static inline int rf_ts_units(int64_t ms, int64_t upm, int64_t sub, int64_t *out
  * complement; Paimon stores p > 18 as minimal big-endian bytes. */
 typedef __int128 rf_i128;
 
+static const int64_t rf_pow10_i64[19] = {
+    1LL, 10LL, 100LL, 1000LL, 10000LL, 100000LL, 1000000LL, 10000000LL, 100000000LL,
+    1000000000LL, 10000000000LL, 100000000000LL, 1000000000000LL, 10000000000000LL,
+    100000000000000LL, 1000000000000000LL, 10000000000000000LL, 100000000000000000LL,
+    1000000000000000000LL};
+
+/* 10^p for p in [0, 38] by table lookups, not p multiplies (this runs once
+   per decimal value decoded). */
 static inline rf_i128 rf_pow10_i128(int p) {
     rf_i128 v = 1;
-    for (int i = 0; i < p; i++) v *= 10;
-    return v;
+    for (; p > 18; p -= 18) v *= rf_pow10_i64[18];
+    return v * rf_pow10_i64[p];
 }
 
 /* |v| < 10^precision */
@@ -141,11 +157,80 @@ static inline int rf_be_to_i128(const uint8_t *p, int64_t n, rf_i128 *out) {
     return 0;
 }
 
-/* UTF-8 validation (RFC 3629: no overlongs, no surrogates, <= U+10FFFF). */
-static inline int rf_utf8_valid(const uint8_t *s, int64_t n) {
+/* memcpy(d, s, n) for the short values most strings are: overlapping
+   fixed-size copies the compiler inlines, instead of a call to memcpy. */
+static inline void rf_copy(uint8_t *d, const uint8_t *s, int64_t n) {
+    uint8_t x[16], y[16];
+    if (n > 32) { memcpy(d, s, (size_t)n); return; }
+    if (n >= 16) {
+        memcpy(x, s, 16); memcpy(y, s + n - 16, 16);
+        memcpy(d, x, 16); memcpy(d + n - 16, y, 16);
+    } else if (n >= 8) {
+        memcpy(x, s, 8); memcpy(y, s + n - 8, 8);
+        memcpy(d, x, 8); memcpy(d + n - 8, y, 8);
+    } else if (n >= 4) {
+        memcpy(x, s, 4); memcpy(y, s + n - 4, 4);
+        memcpy(d, x, 4); memcpy(d + n - 4, y, 4);
+    } else if (n > 0) {
+        d[0] = s[0]; d[n >> 1] = s[n >> 1]; d[n - 1] = s[n - 1];
+    }
+}
+
+/* 1 when s[0:n] is all ASCII. Branch-free over the bytes: short strings
+   (most names and keys) take two overlapping loads, not a loop per byte. */
+static inline int rf_ascii(const uint8_t *s, int64_t n) {
+    uint64_t acc = 0, w;
+    uint32_t a, b;
+    if (n >= 8) {
+        int64_t i;
+        for (i = 0; i + 8 <= n; i += 8) { memcpy(&w, s + i, 8); acc |= w; }
+        memcpy(&w, s + n - 8, 8);
+        return !((acc | w) & 0x8080808080808080ULL);
+    }
+    if (n >= 4) {
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return !((a | b) & 0x80808080U);
+    }
+    for (int64_t i = 0; i < n; i++) acc |= s[i];
+    return !(acc & 0x80);
+}
+
+/* The padded variants below read RF_PAD bytes from s whatever n (<= RF_PAD)
+   is: callers check that many bytes are readable (a block's values are
+   followed by its offset table). Fixed-size work with no branch on n, which
+   is as random as the data's string lengths. */
+#define RF_PAD 64
+
+/* 0x80 in each of the low k bytes of a little-endian word, k = 0..8 */
+static const uint64_t rf_high_mask[9] = {
+    0, 0x80ULL, 0x8080ULL, 0x808080ULL, 0x80808080ULL, 0x8080808080ULL,
+    0x808080808080ULL, 0x80808080808080ULL, 0x8080808080808080ULL};
+
+/* rf_ascii(s, n) for n <= RF_PAD, reading RF_PAD bytes. */
+static inline int rf_ascii_padded(const uint8_t *s, int64_t n) {
+    uint64_t acc = 0, w;
+    for (int i = 0; i < RF_PAD / 8; i++) {
+        int64_t k = n - 8 * i;
+        k = k < 0 ? 0 : (k > 8 ? 8 : k);
+        memcpy(&w, s + 8 * i, 8);
+        acc |= w & rf_high_mask[k];
+    }
+    return acc == 0;
+}
+
+/* Copies s[0:n] for n <= RF_PAD as RF_PAD bytes: d needs RF_PAD bytes of room. */
+static inline void rf_copy_padded(uint8_t *d, const uint8_t *s) {
+    memcpy(d, s, RF_PAD);
+}
+
+/* UTF-8 validation (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
+   Out of line: the decoders' hot paths try rf_ascii_padded first. */
+static RF_NOINLINE int rf_utf8_valid(const uint8_t *s, int64_t n) {
     int64_t i = 0;
+    if (rf_ascii(s, n)) return 1;
     while (i < n) {
-        /* ASCII fast path, 8 bytes at a time */
+        /* ASCII runs, 8 bytes at a time */
         while (i + 8 <= n) {
             uint64_t w; memcpy(&w, s + i, 8);
             if (w & 0x8080808080808080ULL) break;

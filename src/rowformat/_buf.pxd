@@ -6,7 +6,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, realloc, free
 from libc.string cimport memcpy, memset
 
-from rowformat._wire cimport rf_write_uvarint
+from rowformat._wire cimport rf_copy, rf_write_uvarint
 
 
 ctypedef struct Buf:
@@ -44,8 +44,7 @@ cdef inline int buf_reserve(Buf *b, int64_t extra) noexcept nogil:
 cdef inline int buf_put(Buf *b, const void *src, int64_t n) noexcept nogil:
     if buf_reserve(b, n):
         return -1
-    if n:
-        memcpy(b.data + b.len, src, n)
+    rf_copy(b.data + b.len, <const uint8_t *> src, n)
     b.len += n
     return 0
 

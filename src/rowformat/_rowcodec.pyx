@@ -611,10 +611,15 @@ cdef class BlockEncoder:
 cdef inline int bld_slot(Node *n, bint valid) noexcept nogil:
     """Records the validity of the slot just appended to n. Until the first
     null the bitmap is not written at all (most columns have no nulls, and
-    Arrow takes no bitmap then); the first null fills it in."""
+    Arrow takes no bitmap then); the first null fills it in. The common case
+    is kept this small so that the compiler inlines it."""
     if valid and n.bnull == 0:
         n.blen += 1
         return 0
+    return bld_slot_bitmap(n, valid)
+
+
+cdef int bld_slot_bitmap(Node *n, bint valid) noexcept nogil:
     if n.bnull == 0 and bld_bits_fill(n):
         return E_OOM
     if (n.blen & 7) == 0:
@@ -672,6 +677,17 @@ cdef inline int _width(int kind) noexcept nogil:
 
 
 cdef inline int bld_offset(Node *n, int64_t value) noexcept nogil:
+    """Appends an end offset: int32, or int64 for LARGE_BINARY."""
+    cdef int32_t v32
+    if n.kind != K_LBIN and value <= INT32_MAX and n.offs.len + 4 <= n.offs.cap:
+        v32 = <int32_t> value
+        memcpy(n.offs.data + n.offs.len, &v32, 4)
+        n.offs.len += 4
+        return 0
+    return bld_offset_grow(n, value)
+
+
+cdef int bld_offset_grow(Node *n, int64_t value) noexcept nogil:
     cdef int32_t v32
     if n.kind == K_LBIN:
         return buf_put_fixed(&n.offs, <uint8_t *> &value, 8)
@@ -737,44 +753,64 @@ cdef inline int dec_len(const uint8_t *b, int64_t *p, int64_t end, int64_t *ln) 
     return 0
 
 
-cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store) noexcept nogil:
+cdef inline int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store) noexcept nogil:
     """Parses one non-null value at b[*pos:end]; appends it when store.
-    One if/elif chain on the kind, which Cython turns into a C switch."""
+    The kinds most columns are (fixed widths and strings) are decoded here, in
+    a function small enough to need few registers; the rest in dec_other."""
+    cdef int64_t p = pos[0]
+    cdef int64_t ln
+    cdef int rc
+    cdef int kind = n.kind
+    if kind == K_I64 or kind == K_F64:
+        return dec_fixed(n, b, pos, end, store, 8)
+    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
+        rc = dec_len(b, &p, end, &ln)
+        if rc:
+            return rc
+        pos[0] = p + ln
+        if ln <= RF_PAD and p + RF_PAD <= lim:   # short, and not at the block's very end
+            if kind == K_STR and not rf_ascii_padded(b + p, ln) and not rf_utf8_valid(b + p, ln):
+                return E_UTF8
+            if not store:
+                return 0
+            if buf_reserve(&n.vals, RF_PAD):
+                return E_OOM
+            rf_copy_padded(n.vals.data + n.vals.len, b + p)
+            n.vals.len += ln
+        else:
+            if kind == K_STR and not rf_utf8_valid(b + p, ln):
+                return E_UTF8
+            if not store:
+                return 0
+            if buf_put(&n.vals, b + p, ln):
+                return E_OOM
+        if bld_offset(n, n.vals.len):
+            return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
+        return bld_slot(n, 1)
+    elif (kind == K_I32 and n.pyconv != PY_TIME) or kind == K_F32:
+        return dec_fixed(n, b, pos, end, store, 4)
+    elif kind == K_I16:
+        return dec_fixed(n, b, pos, end, store, 2)
+    elif kind == K_I8:
+        return dec_fixed(n, b, pos, end, store, 1)
+    return dec_other(n, b, pos, end, lim, store)
+
+
+cdef int dec_other(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store) noexcept nogil:
+    """dec_value for the other kinds: TIME, BOOLEAN, DECIMAL, timestamps and
+    the nested types."""
     cdef int64_t p = pos[0]
     cdef int64_t ln, k, ms, v
     cdef uint64_t u
     cdef rf_i128 d
     cdef int rc
     cdef int kind = n.kind
-    if kind == K_I32:
-        if n.pyconv == PY_TIME:   # TIME(p <= 3): Arrow rejects values outside one day
-            if p + 4 > end:
-                return E_TRUNC
-            if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
-                return E_TIME_RANGE
+    if kind == K_I32:   # TIME(p <= 3): Arrow rejects values outside one day
+        if p + 4 > end:
+            return E_TRUNC
+        if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
+            return E_TIME_RANGE
         return dec_fixed(n, b, pos, end, store, 4)
-    elif kind == K_I64:
-        return dec_fixed(n, b, pos, end, store, 8)
-    elif kind == K_F64:
-        return dec_fixed(n, b, pos, end, store, 8)
-    elif kind == K_F32:
-        return dec_fixed(n, b, pos, end, store, 4)
-    elif kind == K_I16:
-        return dec_fixed(n, b, pos, end, store, 2)
-    elif kind == K_I8:
-        return dec_fixed(n, b, pos, end, store, 1)
-    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
-        rc = dec_len(b, &p, end, &ln)
-        if rc:
-            return rc
-        pos[0] = p + ln
-        if kind == K_STR and not rf_utf8_valid(b + p, ln):
-            return E_UTF8
-        if store:
-            if buf_put(&n.vals, b + p, ln) or bld_offset(n, n.vals.len):
-                return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
-            return bld_slot(n, 1)
-        return 0
     elif kind == K_BOOL:
         if p + 1 > end:
             return E_TRUNC
@@ -839,7 +875,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             return bld_slot(n, 1)
         return 0
     elif kind == K_LIST:
-        rc = dec_array(&n.child[0], b, pos, end, store, &ln, 1)
+        rc = dec_array(&n.child[0], b, pos, end, lim, store, &ln, 1)
         if rc:
             return rc
         if store:
@@ -849,19 +885,19 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
         return 0
     elif kind == K_ROW or kind == K_VARIANT:
         if kind == K_ROW:
-            rc = dec_row(n, b, pos, end, store, NULL)
+            rc = dec_row(n, b, pos, end, lim, store, NULL)
         else:
-            rc = dec_value(&n.child[0], b, pos, end, store)
+            rc = dec_value(&n.child[0], b, pos, end, lim, store)
             if rc == 0:
-                rc = dec_value(&n.child[1], b, pos, end, store)
+                rc = dec_value(&n.child[1], b, pos, end, lim, store)
         if rc == 0 and store:
             rc = bld_slot(n, 1)
         return rc
     elif kind == K_MAP:
-        rc = dec_array(&n.child[0], b, pos, end, store, &ln, 0)
+        rc = dec_array(&n.child[0], b, pos, end, lim, store, &ln, 0)
         if rc:
             return rc
-        rc = dec_array(&n.child[1], b, pos, end, store, &k, 1)
+        rc = dec_array(&n.child[1], b, pos, end, lim, store, &k, 1)
         if rc:
             return rc
         if ln != k:
@@ -879,7 +915,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
             return E_VECTOR_SIZE
         pos[0] = p
         for k in range(ln):
-            rc = dec_value(&n.child[0], b, pos, end, store)
+            rc = dec_value(&n.child[0], b, pos, end, lim, store)
             if rc:
                 return rc
         if store:
@@ -888,7 +924,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint st
     return E_OOM
 
 
-cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, bint store,
+cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store,
                    int64_t *size_out, bint nulls_ok) noexcept nogil:
     cdef int64_t p = pos[0]
     cdef int64_t size, nb, k
@@ -917,13 +953,13 @@ cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, bint st
                 if rc:
                     return rc
         else:
-            rc = dec_value(c, b, pos, end, store)
+            rc = dec_value(c, b, pos, end, lim, store)
             if rc:
                 return rc
     return 0
 
 
-cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint store,
+cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store,
                  int *errcol) noexcept nogil:
     cdef int64_t nb = (n.nchild + 7) >> 3
     cdef const uint8_t *hdr
@@ -949,7 +985,7 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, bint stor
                         errcol[0] = f
                     return rc
         else:
-            rc = dec_value(c, b, pos, end, store and c.store)
+            rc = dec_value(c, b, pos, end, lim, store and c.store)
             if rc:
                 if errcol != NULL:
                     errcol[0] = f
@@ -1121,7 +1157,7 @@ cdef class RowDecoder:
             return E_ROW_LIMIT
         self.budget = self.max_row_size if self.max_row_size > 0 else (<int64_t> 1 << 62)
         pos = s
-        rc = dec_row(&self.root, block.ptr, &pos, e, 1, errcol)
+        rc = dec_row(&self.root, block.ptr, &pos, e, block.view.len, 1, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
             return -100

@@ -28,6 +28,10 @@ cdef extern from "rf_wire.h" nogil:
     int rf_i128_to_be_minimal(rf_i128 v, uint8_t *out)
     int rf_be_to_i128(const uint8_t *p, int64_t n, rf_i128 *out)
     int rf_utf8_valid(const uint8_t *s, int64_t n)
+    void rf_copy(uint8_t *d, const uint8_t *s, int64_t n)
+    enum: RF_PAD
+    int rf_ascii_padded(const uint8_t *s, int64_t n)
+    void rf_copy_padded(uint8_t *d, const uint8_t *s)
 
 cdef extern from "rf_arrow.h" nogil:
     struct ArrowSchema:
