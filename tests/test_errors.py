@@ -302,6 +302,27 @@ def test_strings_of_every_length_round_trip_anywhere_in_a_block(tmp_path):
             assert [r.get(i)[1] for i in range(len(values))] == values
 
 
+@pytest.mark.parametrize("ms, ok", [(0, True), (86_399_999, True), (86_400_000, False), (-1, False)])
+def test_time_outside_one_day_is_caught_but_multiset_counts_are_not(tmp_path, ms, ok):
+    # TIME(p <= 3) and a MULTISET's counts are both 4-byte ints on the wire;
+    # only TIME must lie in [0, 86400000) ms (Arrow's time32 cannot hold more).
+    keys = b"\x01\x00" + b"\x01x"                        # 1 element, no nulls, "x"
+    counts = b"\x01\x00" + struct.pack("<i", 86_400_000)   # 1 element, no nulls, a count
+    row = b"\x00" + struct.pack("<i", ms) + keys + counts
+    raw = row + struct.pack("<ii", 0, 1)
+    frame = _block_frame(raw)
+    p = _craft(tmp_path, frame, [len(frame)], [len(raw)], [0], 1)
+    s = schema("t TIME(3), m MULTISET<STRING>")
+    with _open(p, s) as r:
+        if ok:
+            t = r.read()
+            assert t.column("t").cast(pa.int32()).to_pylist() == [ms]
+            assert t.column("m").to_pylist() == [[("x", 86_400_000)]]
+        else:
+            with pytest.raises(CorruptFileError, match=r"row 0, column 't'.*outside one day"):
+                r.read()
+
+
 def test_wrong_schema_is_caught(good):
     with _open(good, schema("a BIGINT NOT NULL, b STRING")) as r:
         with pytest.raises(CorruptFileError, match="good.row: block 0, row 0"):

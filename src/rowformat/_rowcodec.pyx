@@ -117,6 +117,8 @@ ctypedef struct Node:
     int pyconv          # decode_row: which Python type to build (PY_*)
     int row_id          # ROW: index of its field names in RowDecoder.names
     int store           # decode: build Arrow output for this node
+    int plain           # decode: width of a value stored as its wire bytes (plain
+                        # fixed-width kinds), else 0: dec_row copies these inline
     int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
     int64_t npu         # TS_NANO: nanoseconds per Arrow unit
     int64_t fixed       # VECTOR length
@@ -160,6 +162,7 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
     cdef str root = t.root
     n.nullable = 1 if t.nullable else 0
     n.store = 1
+    n.plain = 0
     n.nchild = 0
     n.child = NULL
     n.pyconv = PY_PLAIN
@@ -222,8 +225,9 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
         n.kind = K_MAP
         _plan_children(n, 2)
         plan_init(&n.child[0], t.element, names)
-        n.child[1].kind = K_I32
+        n.child[1].kind = K_I32   # the multiplicity
         n.child[1].store = 1
+        n.child[1].plain = 4
     elif root == "MAP":
         n.kind = K_MAP
         _plan_children(n, 2)
@@ -245,6 +249,8 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
             plan_init(&n.child[i], f.type, names)
     else:
         raise ValueError(f"unsupported type {t}")
+    if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64) and n.pyconv != PY_TIME:
+        n.plain = _width(n.kind)
     plan_reset_builders(n)
     return 0
 
@@ -753,59 +759,62 @@ cdef inline int dec_len(const uint8_t *b, int64_t *p, int64_t end, int64_t *ln) 
     return 0
 
 
-cdef inline int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store) noexcept nogil:
-    """Parses one non-null value at b[*pos:end]; appends it when store.
-    The kinds most columns are (fixed widths and strings) are decoded here, in
-    a function small enough to need few registers; the rest in dec_other."""
+cdef inline int dec_bytes(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim,
+                          bint store) noexcept nogil:
+    """A STRING, BINARY or BLOB value."""
     cdef int64_t p = pos[0]
     cdef int64_t ln
     cdef int rc
     cdef int kind = n.kind
-    if kind == K_I64 or kind == K_F64:
-        return dec_fixed(n, b, pos, end, store, 8)
-    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
-        rc = dec_len(b, &p, end, &ln)
-        if rc:
-            return rc
-        pos[0] = p + ln
-        if ln <= RF_PAD and p + RF_PAD <= lim:   # short, and not at the block's very end
-            if kind == K_STR and not rf_ascii_padded(b + p, ln) and not rf_utf8_valid(b + p, ln):
-                return E_UTF8
-            if not store:
-                return 0
-            if buf_reserve(&n.vals, RF_PAD):
-                return E_OOM
-            rf_copy_padded(n.vals.data + n.vals.len, b + p)
-            n.vals.len += ln
-        else:
-            if kind == K_STR and not rf_utf8_valid(b + p, ln):
-                return E_UTF8
-            if not store:
-                return 0
-            if buf_put(&n.vals, b + p, ln):
-                return E_OOM
-        if bld_offset(n, n.vals.len):
-            return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
-        return bld_slot(n, 1)
-    elif (kind == K_I32 and n.pyconv != PY_TIME) or kind == K_F32:
-        return dec_fixed(n, b, pos, end, store, 4)
-    elif kind == K_I16:
-        return dec_fixed(n, b, pos, end, store, 2)
-    elif kind == K_I8:
-        return dec_fixed(n, b, pos, end, store, 1)
-    return dec_other(n, b, pos, end, lim, store)
+    rc = dec_len(b, &p, end, &ln)
+    if rc:
+        return rc
+    pos[0] = p + ln
+    if ln <= RF_PAD and p + RF_PAD <= lim:   # short, and not at the block's very end
+        if kind == K_STR and not rf_ascii_padded(b + p, ln) and not rf_utf8_valid(b + p, ln):
+            return E_UTF8
+        if not store:
+            return 0
+        if buf_reserve(&n.vals, RF_PAD):
+            return E_OOM
+        rf_copy_padded(n.vals.data + n.vals.len, b + p)
+        n.vals.len += ln
+    else:
+        if kind == K_STR and not rf_utf8_valid(b + p, ln):
+            return E_UTF8
+        if not store:
+            return 0
+        if buf_put(&n.vals, b + p, ln):
+            return E_OOM
+    if bld_offset(n, n.vals.len):
+        return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
+    return bld_slot(n, 1)
 
 
-cdef int dec_other(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store) noexcept nogil:
-    """dec_value for the other kinds: TIME, BOOLEAN, DECIMAL, timestamps and
-    the nested types."""
+cdef inline int dec_field(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim,
+                          bint store) noexcept nogil:
+    """dec_value, with the commonest kinds (fixed widths stored as their
+    bytes, strings) decoded inline in the row and array loops, no call."""
+    if n.plain:
+        return dec_fixed(n, b, pos, end, store, n.plain)
+    if n.kind == K_STR or n.kind == K_BIN:
+        return dec_bytes(n, b, pos, end, lim, store)
+    return dec_value(n, b, pos, end, lim, store)
+
+
+cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim, bint store) noexcept nogil:
+    """Parses one non-null value at b[*pos:end]; appends it when store."""
     cdef int64_t p = pos[0]
     cdef int64_t ln, k, ms, v
     cdef uint64_t u
     cdef rf_i128 d
     cdef int rc
     cdef int kind = n.kind
-    if kind == K_I32:   # TIME(p <= 3): Arrow rejects values outside one day
+    if n.plain:
+        return dec_fixed(n, b, pos, end, store, n.plain)
+    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
+        return dec_bytes(n, b, pos, end, lim, store)
+    elif kind == K_I32:   # TIME(p <= 3): Arrow rejects values outside one day
         if p + 4 > end:
             return E_TRUNC
         if <uint64_t> <int64_t> rf_ld_i32(b + p) >= 86400000:
@@ -953,7 +962,7 @@ cdef int dec_array(Node *c, const uint8_t *b, int64_t *pos, int64_t end, int64_t
                 if rc:
                     return rc
         else:
-            rc = dec_value(c, b, pos, end, lim, store)
+            rc = dec_field(c, b, pos, end, lim, store)
             if rc:
                 return rc
     return 0
@@ -985,7 +994,7 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t l
                         errcol[0] = f
                     return rc
         else:
-            rc = dec_value(c, b, pos, end, lim, store and c.store)
+            rc = dec_field(c, b, pos, end, lim, store and c.store)
             if rc:
                 if errcol != NULL:
                     errcol[0] = f
