@@ -6,6 +6,11 @@
 
 #include <stdint.h>
 #include <string.h>
+/* SSE2 is part of x86-64; RF_NO_SIMD builds the portable code (tests). */
+#if (defined(__SSE2__) || defined(_M_X64)) && !defined(RF_NO_SIMD)
+#define RF_SSE2 1
+#include <emmintrin.h>
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RF_NOINLINE __attribute__((noinline))
@@ -46,7 +51,12 @@ static inline int rf_read_uvarint(const uint8_t *buf, int64_t *pos, int64_t end,
  * [0, 2^31). Returns 0, -1 (truncated) or -2 (malformed). */
 static inline int rf_read_len(const uint8_t *buf, int64_t *pos, int64_t end, int64_t *out) {
     uint64_t v;
-    int rc = rf_read_uvarint(buf, pos, end, 5, &v);
+    int rc;
+    if (*pos < end && buf[*pos] < 0x80) {   /* most lengths: one byte */
+        *out = buf[(*pos)++];
+        return 0;
+    }
+    rc = rf_read_uvarint(buf, pos, end, 5, &v);
     if (rc) return rc;
     if (v > 0x7FFFFFFFu) return -2;
     *out = (int64_t)v;
@@ -202,13 +212,23 @@ static inline int rf_ascii(const uint8_t *s, int64_t n) {
    is as random as the data's string lengths. */
 #define RF_PAD 64
 
+#ifndef RF_SSE2
 /* 0x80 in each of the low k bytes of a little-endian word, k = 0..8 */
 static const uint64_t rf_high_mask[9] = {
     0, 0x80ULL, 0x8080ULL, 0x808080ULL, 0x80808080ULL, 0x8080808080ULL,
     0x808080808080ULL, 0x80808080808080ULL, 0x8080808080808080ULL};
+#endif
 
 /* rf_ascii(s, n) for n <= RF_PAD, reading RF_PAD bytes. */
 static inline int rf_ascii_padded(const uint8_t *s, int64_t n) {
+#ifdef RF_SSE2
+    /* the high bits of the 64 bytes as a 64-bit mask, of which the low n count */
+    uint64_t m = (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)s))
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + 16))) << 16
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + 32))) << 32
+        | (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(s + 48))) << 48;
+    return (m & (n ? ~0ULL >> (64 - n) : 0)) == 0;
+#else
     uint64_t acc = 0, w;
     for (int i = 0; i < RF_PAD / 8; i++) {
         int64_t k = n - 8 * i;
@@ -217,6 +237,7 @@ static inline int rf_ascii_padded(const uint8_t *s, int64_t n) {
         acc |= w & rf_high_mask[k];
     }
     return acc == 0;
+#endif
 }
 
 /* Copies s[0:n] for n <= RF_PAD as RF_PAD bytes: d needs RF_PAD bytes of room. */
