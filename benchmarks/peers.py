@@ -88,6 +88,10 @@ class RowFormat(Peer):
             self.ropts["threads"] = threads
         if self.wopts or self.ropts:
             self.note += f"; threads={threads}"
+        # Local files are memory-mapped, as for Arrow IPC and as a pyarrow user would.
+        if _supports(rowformat.RowFileReader.__init__, "memory_map"):
+            self.ropts["memory_map"] = True
+            self.note += "; memory_map=True"
 
     def version(self):
         return self.rf.__version__

@@ -104,6 +104,33 @@ def test_arrow_round_trip_and_rewrite_is_byte_identical(written, tmp_path):
         assert pa.Table.from_batches(batches).equals(table)
 
 
+def test_memory_mapped_reader_reads_the_same(written, tmp_path):
+    path, s = written
+    with RowFileReader(path, s) as r, RowFileReader(path, s, memory_map=True, cache_bytes=0) as m:
+        table = r.read()
+        assert m.read().equals(table)
+        for i in range(6):
+            assert all(_same(a, b) for a, b in zip(m.get(i), r.get(i)))
+        assert m.take([5, 0, 5, 2]).equals(table.take([5, 0, 5, 2]))
+        assert pa.Table.from_batches(list(m.iter_batches(batch_size=4))).equals(table)
+    with pytest.raises(ValueError, match="the reader is closed"):
+        m.get(0)
+    with open(path, "rb") as f, pytest.raises(ValueError, match="memory_map=True needs a local file path"):
+        RowFileReader(f, s, memory_map=True)
+
+
+def test_memory_mapped_reader_reports_damaged_blocks(written, tmp_path):
+    path, s = written
+    data = bytearray(path.read_bytes())
+    data[4] ^= 0xFF                      # inside block 0's frame
+    bad = tmp_path / "bad.row"
+    bad.write_bytes(bytes(data))
+    with RowFileReader(bad, s, memory_map=True) as m:
+        with pytest.raises(rowformat.CorruptFileError, match=r"bad.row: block 0"):
+            m.get(0)
+        assert _same(m.get(5), ROWS[2])   # other blocks still read
+
+
 def test_arrow_values_are_exact(written):
     path, s = written
     with RowFileReader(path, s) as r:
