@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import mmap
+import operator
 import os
 import threading
 from collections import deque
@@ -123,7 +124,7 @@ class _Source:
 
 def row_number(i, n: int, name: str) -> int:
     """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
-    i = int(i)
+    i = operator.index(i)    # ints and numpy integers, not floats
     if i < 0:
         i += n
     if not 0 <= i < n:
@@ -212,6 +213,11 @@ class RowFileReader:
         self._starts = self.block_index.row_starts
         self._ends = np.append(self._starts[1:], f.total_rows).astype(np.int64)
         self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
+        # per block (offset, compressed size, uncompressed size, rows) as Python ints: a
+        # lookup reads these without numpy scalars
+        self._blocks = list(zip(self._offsets.tolist(), self.block_index.compressed_sizes.tolist(),
+                                self.block_index.uncompressed_sizes.tolist(),
+                                (self._ends - self._starts).tolist()))
 
     # -- metadata ----------------------------------------------------------
     @property
@@ -230,8 +236,7 @@ class RowFileReader:
                 f"blocks, schema {self.schema}>")
 
     # -- blocks -------------------------------------------------------------
-    def _decompress(self, b: int, frame: bytes) -> bytes:
-        usize = int(self.block_index.uncompressed_sizes[b])
+    def _decompress(self, b: int, frame: bytes, usize: int) -> bytes:
         d = getattr(self._decompressor, "d", None)
         if d is None:
             d = self._decompressor.d = zstandard.ZstdDecompressor()
@@ -257,9 +262,10 @@ class RowFileReader:
         block = self._cache.get(b)
         if block is not None:
             return block
-        frame = self._source.frame(int(self._offsets[b]), int(self.block_index.compressed_sizes[b]))
+        offset, size, usize, rows = self._blocks[b]
+        frame = self._source.frame(offset, size)
         try:
-            block = self._make_block(b, self._decompress(b, frame))
+            block = self._make_block(b, self._decompress(b, frame, usize), rows)
         finally:
             if isinstance(frame, memoryview):
                 frame.release()
@@ -273,12 +279,11 @@ class RowFileReader:
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-read")
             return self._pool
 
-    def _make_block(self, b: int, data) -> "_rowcodec.Block":
+    def _make_block(self, b: int, data, expected: int) -> "_rowcodec.Block":
         try:
             block = _rowcodec.Block(data)
         except CorruptFileError as e:
             raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
-        expected = int(self._ends[b] - self._starts[b])
         if block.num_rows != expected:
             raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
                                    f"index says {expected}")

@@ -176,6 +176,9 @@ def test_take_and_selection_edge_cases(tmp_path):
             r.take([n])
         with pytest.raises(IndexError):
             r.get(n)
+        assert r.get(np.int64(5)) == r.get(5) == r[5 - n]
+        with pytest.raises(TypeError):
+            r.get(5.0)    # not silently truncated
         with pytest.raises(IndexError):
             r.read(selection=BitMap([0, n + 5]))
         for b in range(0, n, 997):
@@ -311,3 +314,33 @@ def test_range_selection_is_a_span(tmp_path):
             assert got.column("a").to_pylist() == list(range(lo, hi))
         with pytest.raises(rowformat.RowIndexError):
             r.read(selection=range(10, 1001))
+
+
+LOW_MS = (dt.datetime(1, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
+HIGH_MS = (dt.datetime(9999, 12, 31, 23, 59, 59, 999000) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
+
+
+@given(st.lists(st.integers(LOW_MS, HIGH_MS), min_size=1, max_size=50))
+def test_property_timestamps_become_the_same_datetimes_as_python_computes(tmp_path_factory, ms):
+    # get() builds datetimes from calendar fields in C: compare with Python's own arithmetic
+    path = tmp_path_factory.mktemp("ts") / "t.row"
+    s = schema("t TIMESTAMP(3), l TIMESTAMP(3) WITH LOCAL TIME ZONE")
+    arr = pa.array(ms, pa.int64())
+    with RowFileWriter(path, s) as w:
+        w.write(pa.table({"t": arr.cast(pa.timestamp("ms")), "l": arr.cast(pa.timestamp("ms", tz="UTC"))}))
+    with RowFileReader(path, s) as r:
+        for i, k in enumerate(ms):
+            want = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=k)
+            assert r.get(i) == (want, want.replace(tzinfo=UTC))
+
+
+@pytest.mark.parametrize("ms", [LOW_MS - 1, HIGH_MS + 1, -2**63, 2**63 - 1])
+def test_timestamps_outside_python_datetimes_name_the_value(tmp_path, ms):
+    path = tmp_path / "t.row"
+    s = schema("t TIMESTAMP(3)")
+    with RowFileWriter(path, s) as w:
+        w.write(pa.table({"t": pa.array([ms], pa.int64()).cast(pa.timestamp("ms"))}))
+    with RowFileReader(path, s) as r:
+        assert r.read().column("t").cast(pa.int64()).to_pylist() == [ms]   # Arrow holds it
+        with pytest.raises(rowformat.CorruptFileError, match=f"TIMESTAMP {ms} ms .*outside years 1..9999"):
+            r.get(0)

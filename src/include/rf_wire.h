@@ -127,6 +127,20 @@ static inline int rf_dec_fits(rf_i128 v, int precision) {
     return v < lim && v > -lim;
 }
 
+/* The proleptic Gregorian date of a day count from 1970-01-01 (the civil-
+   from-days algorithm: 400-year eras of 146097 days, years from March). */
+static inline void rf_civil_from_days(int64_t z, int *year, int *month, int *day) {
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    int64_t doe = z - era * 146097;                                   /* [0, 146096] */
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);            /* [0, 365] */
+    int64_t mp = (5 * doy + 2) / 153;                                 /* [0, 11] from March */
+    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *year = (int)(yoe + era * 400 + (*month <= 2));
+}
+
 static inline rf_i128 rf_ld_i128(const uint8_t *p) { rf_i128 v; memcpy(&v, p, 16); return v; }
 static inline void rf_st_i128(uint8_t *p, rf_i128 v) { memcpy(p, &v, 16); }
 static inline int64_t rf_i128_hi(rf_i128 v) { return (int64_t)(v >> 64); }

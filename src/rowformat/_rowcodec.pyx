@@ -18,6 +18,7 @@ from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
+from cpython.datetime cimport import_datetime, datetime_new
 
 from rowformat._wire cimport *
 
@@ -1261,10 +1262,9 @@ cdef class RowDecoder:
 # (key, value) pairs (as pyarrow's to_pylist gives), TIMESTAMP p <= 6 ->
 # datetime, p > 6 -> numpy.datetime64[ns], DECIMAL -> decimal.Decimal.
 
-_EPOCH = _dt.datetime(1970, 1, 1)
-_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
-_timedelta = _dt.timedelta
+_UTC = _dt.timezone.utc
+import_datetime()
 _Decimal = _decimal.Decimal
 
 
@@ -1311,11 +1311,23 @@ cdef object py_scalar(Node *n, int64_t k, int64_t sub):
         if rf_ts_units(k, 1000000, sub, &v):
             _fail(E_TS_RANGE)
         return _np.datetime64(v, "ns")
-    try:
-        return (_EPOCH_UTC if n.pyconv == PY_TS_LTZ else _EPOCH) + \
-            _timedelta(milliseconds=k, microseconds=sub // 1000)
-    except OverflowError:
-        raise CorruptFileError(f"TIMESTAMP {k} ms from the epoch is outside years 1..9999")
+    return py_datetime(k, sub // 1000, _UTC if n.pyconv == PY_TS_LTZ else None)
+
+
+cdef object py_datetime(int64_t ms, int64_t us, object tz):
+    """datetime(1970-01-01) + ms milliseconds + us microseconds, built from
+    its fields through the C API (a timedelta sum costs 5x more)."""
+    cdef int64_t days = ms / 86400000     # C division (cdivision): floor it
+    cdef int64_t rem = ms - days * 86400000
+    cdef int y, m, d
+    if rem < 0:
+        rem += 86400000
+        days -= 1
+    if not -719162 <= days <= 2932896:    # 0001-01-01 .. 9999-12-31
+        raise CorruptFileError(f"TIMESTAMP {ms} ms from the epoch is outside years 1..9999")
+    rf_civil_from_days(days, &y, &m, &d)
+    return datetime_new(y, m, d, rem // 3600000, (rem // 60000) % 60, (rem // 1000) % 60,
+                        (rem % 1000) * 1000 + us, tz)
 
 
 cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end):

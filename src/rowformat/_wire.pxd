@@ -29,6 +29,7 @@ cdef extern from "rf_wire.h" nogil:
     int rf_be_to_i128(const uint8_t *p, int64_t n, rf_i128 *out)
     int rf_utf8_valid(const uint8_t *s, int64_t n)
     void rf_copy(uint8_t *d, const uint8_t *s, int64_t n)
+    void rf_civil_from_days(int64_t z, int *year, int *month, int *day)
     enum: RF_PAD
     int rf_ascii_padded(const uint8_t *s, int64_t n)
     void rf_copy_padded(uint8_t *d, const uint8_t *s)
