@@ -50,6 +50,7 @@ class _Source:
         self._fd = None
         self._file = None
         self._map = None
+        self._view = None
         self._lock = threading.Lock()
         self._owned = False
         if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
@@ -67,6 +68,7 @@ class _Source:
                 except BaseException:
                     os.close(self._fd)
                     raise
+                self._view = memoryview(self._map)
         else:
             f = path_or_file
             if not (hasattr(f, "read") and hasattr(f, "seek")):
@@ -100,11 +102,12 @@ class _Source:
     def frame(self, offset: int, length: int):
         """read(), or with a mapping a view of it, which the caller releases
         (a mapping cannot close while views of it are alive)."""
-        if self._map is None:
+        view = self._view
+        if view is None:
             return self.read(offset, length)
-        if offset + length > len(self._map):
-            self._truncated(offset, length, max(0, len(self._map) - offset))
-        return memoryview(self._map)[offset:offset + length]
+        if offset + length > len(view):
+            self._truncated(offset, length, max(0, len(view) - offset))
+        return view[offset:offset + length]
 
     def _truncated(self, offset: int, length: int, got: int):
         raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
@@ -112,6 +115,8 @@ class _Source:
 
     def close(self):
         if self._map is not None:
+            self._view.release()
+            self._view = None
             self._map.close()
             self._map = None
         if self._fd is not None:
@@ -188,8 +193,7 @@ class RowFileReader:
             self._source.close()
             raise
         self._cache = BlockCache(cache_bytes)
-        self._decompressor = threading.local()
-        self._decoders = threading.local()
+        self._local = threading.local()     # per thread: a decompressor, decoders
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -236,58 +240,56 @@ class RowFileReader:
                 f"blocks, schema {self.schema}>")
 
     # -- blocks -------------------------------------------------------------
-    def _decompress(self, b: int, frame: bytes, usize: int) -> bytes:
-        d = getattr(self._decompressor, "d", None)
-        if d is None:
-            d = self._decompressor.d = zstandard.ZstdDecompressor()
+    def block(self, b: int, *, cache: bool = True) -> "_rowcodec.Block":
+        """Block ``b``, decompressed and checked. Taken from the cache, and put
+        there when ``cache`` (scans pass False, so they do not evict the
+        blocks point lookups keep hot). One method, as a lookup's every call
+        shows in its latency."""
+        block = self._cache.get(b)
+        if block is not None:
+            return block
+        offset, size, usize, rows = self._blocks[b]
+        try:
+            d = self._local.decompressor
+        except AttributeError:
+            d = self._local.decompressor = zstandard.ZstdDecompressor()
+        frame = self._source.frame(offset, size)
         try:
             # A frame's own content size would bypass max_output_size: check it.
             declared = zstandard.frame_content_size(frame)
-            if declared not in (-1, usize):
+            if declared != -1 and declared != usize:
                 raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares {declared} "
                                        f"bytes, but the index declares {usize}")
             # Paimon Java writes frames without a content size: give the bound.
             data = d.decompress(frame, max_output_size=max(usize, 1))
         except zstandard.ZstdError as e:
             raise CorruptFileError(f"{self.name}: block {b}: ZSTD decompression failed: {e}") from None
+        finally:
+            if type(frame) is memoryview:
+                frame.release()
         if len(data) != usize:
             raise CorruptFileError(f"{self.name}: block {b} decompressed to {len(data)} bytes, "
                                    f"but the index declares {usize}")
-        return data
-
-    def block(self, b: int, *, cache: bool = True) -> "_rowcodec.Block":
-        """Block ``b``, decompressed and checked. Taken from the cache, and put
-        there when ``cache`` (scans pass False, so they do not evict the
-        blocks point lookups keep hot)."""
-        block = self._cache.get(b)
-        if block is not None:
-            return block
-        offset, size, usize, rows = self._blocks[b]
-        frame = self._source.frame(offset, size)
         try:
-            block = self._make_block(b, self._decompress(b, frame, usize), rows)
-        finally:
-            if isinstance(frame, memoryview):
-                frame.release()
+            block = _rowcodec.Block(data)
+        except CorruptFileError as e:
+            raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
+        if block.num_rows != rows:
+            raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
+                                   f"index says {rows}")
         if cache:
             self._cache.put(b, block, block.nbytes)
         return block
+
+    def clear_cache(self) -> None:
+        """Empties the block cache (its hits and misses counts stay)."""
+        self._cache.clear()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-read")
             return self._pool
-
-    def _make_block(self, b: int, data, expected: int) -> "_rowcodec.Block":
-        try:
-            block = _rowcodec.Block(data)
-        except CorruptFileError as e:
-            raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
-        if block.num_rows != expected:
-            raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
-                                   f"index says {expected}")
-        return block
 
     def _block_of(self, rows: np.ndarray) -> np.ndarray:
         return np.searchsorted(self._starts, rows, side="right") - 1
@@ -313,9 +315,10 @@ class RowFileReader:
 
     def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
         """This thread's decoder for the columns ``positions`` (None: all)."""
-        cache = getattr(self._decoders, "by_cols", None)
-        if cache is None:
-            cache = self._decoders.by_cols = {}
+        try:
+            cache = self._local.decoders
+        except AttributeError:
+            cache = self._local.decoders = {}
         dec = cache.get(positions)
         if dec is None:
             if positions is None:
@@ -490,7 +493,7 @@ class RowFileReader:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self._source.close()
-        self._cache.clear()
+        self.clear_cache()
 
     def __enter__(self):
         return self

@@ -12,6 +12,7 @@ value. ``decode_row`` is the one path that builds Python values, for
 Every read of row bytes is bounds-checked; every failure is an error code,
 turned into a rowformat exception at the Python edge.
 """
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t, INT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
@@ -1059,6 +1060,7 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
     return a
 
 
+@cython.final   # row_span is called per row: a direct call, not through a vtable
 cdef class Block:
     """A decompressed block: its bytes, row count and offset array, checked
     once so that row access is plain arithmetic."""
@@ -1122,6 +1124,7 @@ def _decode_error(int rc, row, column):
     return cls(error_message(rc), row, column)
 
 
+@cython.final   # _decode_one is called per row: a direct call, not through a vtable
 cdef class RowDecoder:
     """Decodes rows of blocks under a schema, into Arrow (selected columns,
     in the given order) or into Python tuples."""
