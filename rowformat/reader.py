@@ -466,13 +466,28 @@ class RowFileReader:
         yield from self._batches(self._selected(selection), positions, batch_size,
                                  ahead=readahead)
 
+    def _unit_blocks(self, rows: np.ndarray | range | None) -> int:
+        """Blocks per pool task for read() and take(): at most UNIT_BLOCKS, and
+        the blocks the rows span cut into a multiple of ``threads`` tasks of
+        equal size, so that the threads finish together."""
+        if rows is None:
+            span = self.num_blocks
+        elif len(rows) == 0:
+            return UNIT_BLOCKS
+        else:
+            first, last = self._block_of(np.array([rows[0], rows[-1]]))
+            span = int(last - first) + 1
+        tasks = -(-max(span, 1) // UNIT_BLOCKS)
+        tasks = -(-tasks // self.threads) * self.threads
+        return max(1, -(-span // tasks))
+
     def read(self, columns=None, selection=None) -> pa.Table:
         """The selected rows (``selection``: a pyroaring BitMap or any iterable
         of row numbers; None for all) and columns as a Table."""
         positions = self._column_positions(columns)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-        batches = list(self._batches(self._selected(selection), positions, DEFAULT_BATCH_SIZE,
-                                     UNIT_BLOCKS))
+        rows = self._selected(selection)
+        batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
         return pa.Table.from_batches(batches, schema=schema)
 
     def take(self, row_numbers, columns=None) -> pa.Table:
@@ -481,10 +496,10 @@ class RowFileReader:
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         rows = _as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
-            batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, UNIT_BLOCKS))
+            batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
             return pa.Table.from_batches(batches, schema=schema)
         unique, inverse = np.unique(rows, return_inverse=True)
-        batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, UNIT_BLOCKS))
+        batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(unique)))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
 
     # -- lifetime -------------------------------------------------------------
