@@ -260,8 +260,9 @@ class RowFileReader:
             if declared != -1 and declared != usize:
                 raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares {declared} "
                                        f"bytes, but the index declares {usize}")
-            # Paimon Java writes frames without a content size: give the bound.
-            data = d.decompress(frame, max_output_size=max(usize, 1))
+            # Paimon Java writes frames without a content size: give the bound
+            # (max_output_size, passed by position: faster than by keyword).
+            data = d.decompress(frame, usize or 1)
         except zstandard.ZstdError as e:
             raise CorruptFileError(f"{self.name}: block {b}: ZSTD decompression failed: {e}") from None
         finally:
