@@ -814,7 +814,8 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t
     cdef int kind = n.kind
     if n.plain:
         return dec_fixed(n, b, pos, end, store, n.plain)
-    elif kind == K_STR or kind == K_BIN or kind == K_LBIN:
+    # from here on, comparisons of kind only: Cython makes the chain a C switch
+    if kind == K_STR or kind == K_BIN or kind == K_LBIN:
         return dec_bytes(n, b, pos, end, lim, store)
     elif kind == K_I32:   # TIME(p <= 3): Arrow rejects values outside one day
         if p + 4 > end:
