@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -31,6 +31,10 @@ from .types import RowType, as_row_type
 
 DEFAULT_BLOCK_SIZE = 65536
 ENCODE_SLICE_ROWS = 8192
+# Blocks waiting per pool thread before the calling thread compresses blocks
+# itself: enough that the pool does not run dry while the caller encodes the
+# next slice or compresses one block (a slice is ~16 blocks of ~0.3 ms each).
+QUEUED_PER_WORKER = 8
 
 
 def _has_struct(t: pa.DataType) -> bool:
@@ -61,10 +65,11 @@ class RowFileWriter(AtomicWriter):
 
     ``schema`` is a :class:`RowType`, schema text or ``pyarrow.Schema``.
     ``block_size`` is Paimon's ``file.block-size`` (uncompressed bytes) and
-    ``zstd_level`` its ``file.compression.zstd-level``. ``threads`` blocks
-    are compressed at once (default: the core count) while rows are encoded;
-    the output does not depend on it. A writer is not to be shared between
-    threads: use one writer per thread (per file).
+    ``zstd_level`` its ``file.compression.zstd-level``. Up to ``threads``
+    blocks are compressed at once (default: the core count), one of them by
+    the calling thread, which also encodes the rows; the output does not
+    depend on it. A writer is not to be shared between threads: use one
+    writer per thread (per file).
     """
 
     def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,
@@ -76,9 +81,15 @@ class RowFileWriter(AtomicWriter):
         self.zstd_level = int(zstd_level)
         self._encoder = _rowcodec.BlockEncoder(self.schema, self.block_size)
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
-        self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="rowformat-zstd") \
+        # The calling thread encodes and is one of the `threads` compressors:
+        # a pool of threads - 1 more, so that no more threads are busy than
+        # asked for (an extra compressor only takes turns with the encoder).
+        self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="rowformat-zstd") \
             if self.threads > 1 else None
-        self._in_flight: deque = deque()   # (rows, uncompressed size, future of the frame)
+        self._queue_limit = QUEUED_PER_WORKER * (self.threads - 1)
+        # blocks in file order: (rows, uncompressed size, frame or the pool's future of it)
+        self._in_flight: deque = deque()
+        self._queued = 0                    # futures in _in_flight
         self._local = threading.local()     # one compressor per thread: they are not shareable
         self.durable = durable
         self._out = AtomicOutput(self.path)
@@ -265,16 +276,29 @@ class RowFileWriter(AtomicWriter):
 
     def _write_block(self, block: bytes):
         rows = int.from_bytes(block[-4:], "little", signed=True)
-        if self._pool is None:
-            self._append_frame(rows, len(block), self._compress(block))
-            return
-        self._in_flight.append((rows, len(block), self._pool.submit(self._compress, block)))
-        while len(self._in_flight) > 2 * self.threads:
-            self._drain_one()
+        frame: bytes | Future
+        if self._pool is not None and self._queued < self._queue_limit:
+            frame = self._pool.submit(self._compress, block)
+            self._queued += 1
+        else:
+            frame = self._compress(block)
+        self._in_flight.append((rows, len(block), frame))
+        self._write_ready(len(self._in_flight) > 4 * self._queue_limit)
 
-    def _drain_one(self):
-        rows, size, future = self._in_flight.popleft()
-        self._append_frame(rows, size, future.result())
+    def _write_ready(self, wait: bool = False):
+        """Writes the leading frames that are ready, in file order. ``wait``:
+        waits for the first one (bounds the frames held while the pool lags)."""
+        q = self._in_flight
+        while q:
+            rows, size, frame = q[0]
+            if not isinstance(frame, bytes):
+                if not (wait or frame.done()):
+                    return
+                frame = frame.result()
+                self._queued -= 1
+            q.popleft()
+            self._append_frame(rows, size, frame)
+            wait = False
 
     def _append_frame(self, rows: int, size: int, frame: bytes):
         self._file.write(frame)
@@ -291,7 +315,7 @@ class RowFileWriter(AtomicWriter):
         if last is not None:
             self._write_block(last)
         while self._in_flight:
-            self._drain_one()
+            self._write_ready(wait=True)
         index = BlockIndex(np.array(self._compressed_sizes, np.int64),
                            np.array(self._uncompressed_sizes, np.int64),
                            np.array(self._row_starts, np.int64)).to_bytes()

@@ -120,6 +120,21 @@ def test_frames_have_no_content_size(tmp_path):
         zstandard.ZstdDecompressor().decompress(frame)
 
 
+def test_bytes_do_not_depend_on_threads(tmp_path):
+    # Enough blocks that the pool's queue fills, the writing thread compresses
+    # blocks itself and frames finish out of order: they must land in order.
+    table = pa.table({"a": pa.array(np.arange(20000, dtype=np.int64)),
+                      "s": pa.array([f"row-{i}-" + "x" * (i % 50) for i in range(20000)])})
+    files = {}
+    for threads in (1, 2, 5):
+        p = tmp_path / f"t{threads}.row"
+        _write(p, "a BIGINT, s STRING", table=table, block_size=1024, threads=threads)
+        files[threads] = p.read_bytes()
+    with RowFileReader(tmp_path / "t1.row", schema("a BIGINT, s STRING")) as r:
+        assert r.num_blocks > 500
+    assert files[2] == files[1] and files[5] == files[1]
+
+
 def _blocks(path, s):
     with RowFileReader(path, s) as r:
         return [bytes(r.block(b).data) for b in range(r.num_blocks)], r.block_index

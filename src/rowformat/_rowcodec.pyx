@@ -375,20 +375,43 @@ cdef inline bint is_valid(const Node *n, int64_t j) noexcept nogil:
     return (n.valid[p >> 3] >> (p & 7)) & 1
 
 
-cdef int enc_bytes(Buf *out, const uint8_t *src, int64_t n) noexcept nogil:
+cdef inline int enc_bytes(Buf *out, const uint8_t *src, int64_t n) noexcept nogil:
     if n > INT32_MAX:
         return E_ROW_TOO_BIG
     if buf_reserve(out, 5 + n):
         return E_OOM
     out.len += rf_write_uvarint(out.data + out.len, <uint64_t> n)
-    if n > 0:  # (src may be NULL for empty values: memcpy must not see it)
-        memcpy(out.data + out.len, src, n)
+    # rf_copy: most values are short, where a libc memcpy call costs more
+    # than the copy (src may be NULL for empty values: rf_copy reads nothing)
+    rf_copy(out.data + out.len, src, n)
     out.len += n
     return 0
 
 
-cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
-    """Serializes the non-null value at logical index j of n."""
+cdef inline int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
+    """Serializes the non-null value at logical index j of n. The common
+    kinds inline into the row and array loops; the rest, which need a larger
+    stack frame, take a call to enc_value_other."""
+    cdef int64_t p = n.off + j
+    cdef int64_t v
+    cdef rf_i128 d
+    if n.kind == K_I64 or n.kind == K_F64:
+        return buf_put_fixed(out, n.data + 8 * p, 8)
+    if n.kind == K_I32 or n.kind == K_F32:
+        return buf_put_fixed(out, n.data + 4 * p, 4)
+    if n.kind == K_STR or n.kind == K_BIN:
+        return enc_bytes(out, n.data + n.off32[p], n.off32[p + 1] - n.off32[p])
+    if n.kind == K_DEC64:
+        d = rf_ld_i128(n.data + 16 * p)
+        if not rf_dec_fits(d, n.precision):
+            return E_DEC_OVERFLOW
+        v = <int64_t> d
+        return buf_put_fixed(out, <uint8_t *> &v, 8)
+    return enc_value_other(n, j, out)
+
+
+cdef int enc_value_other(Node *n, int64_t j, Buf *out) noexcept nogil:
+    """enc_value for the kinds it does not inline."""
     cdef int64_t p = n.off + j
     cdef int64_t s, e, v, k
     cdef rf_i128 d
@@ -403,24 +426,10 @@ cdef int enc_value(Node *n, int64_t j, Buf *out) noexcept nogil:
         return buf_put_fixed(out, n.data + p, 1)
     if n.kind == K_I16:
         return buf_put_fixed(out, n.data + 2 * p, 2)
-    if n.kind == K_I32 or n.kind == K_F32:
-        return buf_put_fixed(out, n.data + 4 * p, 4)
-    if n.kind == K_I64 or n.kind == K_F64:
-        return buf_put_fixed(out, n.data + 8 * p, 8)
-    if n.kind in (K_BIN, K_STR):
-        s = n.off32[p]
-        e = n.off32[p + 1]
-        return enc_bytes(out, n.data + s, e - s)
     if n.kind == K_LBIN:
         s = n.off64[p]
         e = n.off64[p + 1]
         return enc_bytes(out, n.data + s, e - s)
-    if n.kind == K_DEC64:
-        d = rf_ld_i128(n.data + 16 * p)
-        if not rf_dec_fits(d, n.precision):
-            return E_DEC_OVERFLOW
-        v = <int64_t> d
-        return buf_put_fixed(out, <uint8_t *> &v, 8)
     if n.kind == K_DEC128:
         d = rf_ld_i128(n.data + 16 * p)
         if not rf_dec_fits(d, n.precision):
