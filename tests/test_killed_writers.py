@@ -64,8 +64,11 @@ def test_sigkill_at_random_points_leaves_nothing_or_the_previous_file(tmp_path):
     next_version = 1
     outcomes = {"nothing": 0, "previous": 0, "new": 0}
     # warm up in the parent (first-use costs), so every forked child starts writing at once
-    with RowFileWriter(tmp_path / "warmup.row", SCHEMA, block_size=2048, threads=1) as writer:
-        writer.write_rows(rows_of(0))
+    for _ in range(2):   # the second write is timed
+        t0 = time.perf_counter()
+        with RowFileWriter(tmp_path / "warmup.row", SCHEMA, block_size=2048, threads=1) as writer:
+            writer.write_rows(rows_of(0))
+        one_write = time.perf_counter() - t0
     os.unlink(tmp_path / "warmup.row")
     for round_ in range(ROUNDS):
         r, w = os.pipe()
@@ -74,7 +77,10 @@ def test_sigkill_at_random_points_leaves_nothing_or_the_previous_file(tmp_path):
             os.close(r)
             _child(path, next_version, 1 + round_ % 2, w)
         os.close(w)
-        time.sleep(rng.uniform(0, 0.08))
+        # odd rounds: a kill within one write's time of the fork, before any write can
+        # finish; even rounds: after tens of writes, at a random point of the loop. So
+        # both outcomes occur however fast or loaded the machine is.
+        time.sleep(rng.uniform(0, one_write) if round_ % 2 else rng.uniform(0.02, 0.2))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         done = []
