@@ -53,6 +53,9 @@ class _Source:
         self._view = None
         self._lock = threading.Lock()
         self._owned = False
+        local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
+        if memory_map and not local_path:
+            raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
         if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
             self.name = path_or_file
             self._file = fs.open_input(path_or_file)
@@ -77,8 +80,6 @@ class _Source:
             self.name = str(getattr(f, "name", "<file object>"))
             self._file = f
             self.size = f.seek(0, os.SEEK_END)
-        if memory_map and self._fd is None:
-            raise ValueError(f"memory_map=True needs a local file path, not {self.name!r}")
 
     def read(self, offset: int, length: int) -> bytes:
         fd, f = self._fd, self._file

@@ -117,6 +117,8 @@ def test_memory_mapped_reader_reads_the_same(written, tmp_path):
         m.get(0)
     with open(path, "rb") as f, pytest.raises(ValueError, match="memory_map=True needs a local file path"):
         RowFileReader(f, s, memory_map=True)
+    with pytest.raises(ValueError, match="memory_map=True needs a local file path"):
+        RowFileReader("memory://x.row", s, memory_map=True)
 
 
 def test_memory_mapped_reader_reports_damaged_blocks(written, tmp_path):
