@@ -120,7 +120,7 @@ ctypedef struct Node:
     int row_id          # ROW: index of its field names in RowDecoder.names
     int store           # decode: build Arrow output for this node
     int plain           # decode: width of a value stored as its wire bytes (plain
-                        # fixed-width kinds), else 0: dec_row copies these inline
+                        # fixed-width kinds), else 0: dec_field copies these inline
     int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
     int64_t npu         # TS_NANO: nanoseconds per Arrow unit
     int64_t fixed       # VECTOR length
