@@ -1,0 +1,72 @@
+/* Checks rf_wire.h's fast paths against plain reference code; built and run
+   by tests/test_wire_c.py, once with SIMD and once with -DRF_NO_SIMD. Prints
+   the first mismatch and exits 1, or exits 0. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "rf_wire.h"
+
+static uint64_t state = 0x9E3779B97F4A7C15ULL;
+static uint8_t rnd8(void) {
+    state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+    return (uint8_t)state;
+}
+
+static int ref_ascii(const uint8_t *s, int64_t n) {
+    for (int64_t i = 0; i < n; i++) if (s[i] & 0x80) return 0;
+    return 1;
+}
+
+int main(void) {
+    uint8_t buf[RF_PAD + 8], dst[RF_PAD + 8];
+    for (int trial = 0; trial < 20000; trial++) {
+        for (int i = 0; i < (int)sizeof buf; i++) buf[i] = rnd8() & 0x7F;
+        int64_t n = trial % (RF_PAD + 1);
+        int hi = (int)(rnd8() % (RF_PAD + 1));     /* a high bit here, in or past s[0:n] */
+        if (hi < RF_PAD) buf[hi] |= 0x80;
+        if (rf_ascii_padded(buf, n) != ref_ascii(buf, n)) {
+            printf("rf_ascii_padded n=%lld high bit at %d\n", (long long)n, hi);
+            return 1;
+        }
+        if (rf_ascii(buf, n) != ref_ascii(buf, n)) {
+            printf("rf_ascii n=%lld high bit at %d\n", (long long)n, hi);
+            return 1;
+        }
+        memset(dst, 0xAB, sizeof dst);
+        rf_copy(dst, buf, n);
+        if (memcmp(dst, buf, (size_t)n) != 0 || dst[n] != 0xAB) {
+            printf("rf_copy n=%lld\n", (long long)n);
+            return 1;
+        }
+    }
+    rf_i128 v = 1;
+    for (int p = 0; p <= 38; p++, v *= 10) {
+        if (rf_pow10_i128(p) != v) { printf("rf_pow10_i128(%d)\n", p); return 1; }
+    }
+    /* lengths: one byte, several bytes, truncated, too long, > INT32_MAX */
+    struct { uint8_t b[6]; int64_t len; int rc; int64_t v; } cases[] = {
+        {{0x00}, 1, 0, 0}, {{0x7F}, 1, 0, 127}, {{0x80, 0x01}, 2, 0, 128},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0x07}, 5, 0, 0x7FFFFFFF}, {{0x80}, 1, -1, 0},
+        {{0x80, 0x80, 0x80, 0x80, 0x08}, 5, -2, 0}, {{0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 6, -2, 0},
+    };
+    for (unsigned k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t pos = 0, out = -1;
+        int rc = rf_read_len(cases[k].b, &pos, cases[k].len, &out);
+        if (rc != cases[k].rc || (rc == 0 && (out != cases[k].v || pos != cases[k].len))) {
+            printf("rf_read_len case %u: rc %d out %lld pos %lld\n", k, rc, (long long)out, (long long)pos);
+            return 1;
+        }
+    }
+    /* UTF-8: valid multi-byte forms; overlongs, surrogates, > U+10FFFF, truncation */
+    struct { const char *s; int ok; } utf8[] = {
+        {"abc", 1}, {"\xC3\xA9", 1}, {"\xE2\x82\xAC", 1}, {"\xF0\x9F\x98\x80", 1},
+        {"\xF4\x8F\xBF\xBF", 1}, {"\xC0\x80", 0}, {"\xE0\x80\x80", 0}, {"\xED\xA0\x80", 0},
+        {"\xF4\x90\x80\x80", 0}, {"\xC3", 0}, {"\x80", 0}, {"\xFF", 0},
+    };
+    for (unsigned k = 0; k < sizeof utf8 / sizeof utf8[0]; k++) {
+        if (rf_utf8_valid((const uint8_t *)utf8[k].s, (int64_t)strlen(utf8[k].s)) != utf8[k].ok) {
+            printf("rf_utf8_valid case %u\n", k);
+            return 1;
+        }
+    }
+    return 0;
+}
