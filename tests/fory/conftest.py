@@ -3,38 +3,17 @@ schema / Python value conversion as described in the vector file's meta."""
 import datetime as dt
 import json
 import pathlib
+import sys
 import types
 
-import pyarrow as pa
 import pytest
 
-# shared/ lies beside the repository
-VECTORS_PATH = pathlib.Path(__file__).resolve().parents[3] / "shared" / "vectors" / "fory-vectors.json"
+# the vector-JSON -> Arrow conversion is shared with the fuzz targets, which run without pytest
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "fuzz"))
+from _schemas import FORY_VECTORS  # noqa: E402
+from _schemas import fory_arrow_schema as arrow_schema, fory_arrow_type as arrow_type  # noqa: E402
 
-_SCALARS = {
-    "bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
-    "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64(),
-    "utf8": pa.string(), "binary": pa.binary(), "date32": pa.date32(),
-    "timestamp": pa.timestamp("us"),
-}
 EPOCH = dt.datetime(1970, 1, 1)
-
-
-def arrow_type(t):
-    k = t["type"]
-    if k in _SCALARS:
-        return _SCALARS[k]
-    if k == "list":
-        return pa.list_(pa.field("item", arrow_type(t["value"]), t.get("value_nullable", True)))
-    if k == "map":
-        return pa.map_(arrow_type(t["key"]), arrow_type(t["item"]))
-    if k == "struct":
-        return pa.struct([pa.field(f["name"], arrow_type(f["type"]), f["nullable"]) for f in t["fields"]])
-    raise ValueError(k)
-
-
-def arrow_schema(fields):
-    return pa.schema([pa.field(f["name"], arrow_type(f["type"]), f["nullable"]) for f in fields])
 
 
 def py_value(t, v):
@@ -63,7 +42,7 @@ def py_row(fields, v):
 
 
 def load_vectors():
-    return json.loads(VECTORS_PATH.read_text())["vectors"]
+    return json.loads(FORY_VECTORS.read_text())["vectors"]
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,8 @@ import math
 import pathlib
 from decimal import Decimal
 
+import pyarrow as pa
+
 SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared" / "vectors"
 FIXTURE_ROW = SHARED / "java-written-fixture.row"
 FORY_VECTORS = SHARED / "fory-vectors.json"
@@ -109,36 +111,41 @@ def row_reader_seeds() -> list[bytes]:
 
 # -- Fory -----------------------------------------------------------------
 
+_FORY_SCALARS = {"bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
+                 "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64(),
+                 "utf8": pa.string(), "binary": pa.binary(), "date32": pa.date32(),
+                 "timestamp": pa.timestamp("us")}
+
+
+def fory_arrow_type(t):
+    """The Arrow type of a type in fory-vectors.json (as its meta describes)."""
+    k = t["type"]
+    if k in _FORY_SCALARS:
+        return _FORY_SCALARS[k]
+    if k == "list":
+        return pa.list_(pa.field("item", fory_arrow_type(t["value"]), t.get("value_nullable", True)))
+    if k == "map":
+        return pa.map_(fory_arrow_type(t["key"]), fory_arrow_type(t["item"]))
+    if k == "struct":
+        return pa.struct([pa.field(f["name"], fory_arrow_type(f["type"]), f["nullable"])
+                          for f in t["fields"]])
+    raise ValueError(k)
+
+
+def fory_arrow_schema(fields):
+    """The Arrow schema of a vector's field list."""
+    return pa.schema([pa.field(f["name"], fory_arrow_type(f["type"]), f["nullable"]) for f in fields])
+
+
 def fory_cases():
     """(arrow schema, layout) of every vector in fory-vectors.json, plus the
     vector bytes: [(schema, layout, bytes)]."""
     import json
 
-    import pyarrow as pa
-
-    scalars = {"bool": pa.bool_(), "int8": pa.int8(), "int16": pa.int16(), "int32": pa.int32(),
-               "int64": pa.int64(), "float32": pa.float32(), "float64": pa.float64(),
-               "utf8": pa.string(), "binary": pa.binary(), "date32": pa.date32(),
-               "timestamp": pa.timestamp("us")}
-
-    def arrow_type(t):
-        k = t["type"]
-        if k in scalars:
-            return scalars[k]
-        if k == "list":
-            return pa.list_(pa.field("item", arrow_type(t["value"]), t.get("value_nullable", True)))
-        if k == "map":
-            return pa.map_(arrow_type(t["key"]), arrow_type(t["item"]))
-        if k == "struct":
-            return pa.struct([pa.field(f["name"], arrow_type(f["type"]), f["nullable"])
-                              for f in t["fields"]])
-        raise ValueError(k)
-
     vectors = json.loads(FORY_VECTORS.read_text())["vectors"]
     out = []
     for v in vectors:
-        s = pa.schema([pa.field(f["name"], arrow_type(f["type"]), f["nullable"]) for f in v["schema"]])
-        out.append((s, v["variant"], bytes.fromhex(v["hex"])))
+        out.append((fory_arrow_schema(v["schema"]), v["variant"], bytes.fromhex(v["hex"])))
     # an extra schema with deep nesting, to reach aliasing amplification
     deep = pa.schema([pa.field("l", pa.list_(pa.list_(pa.list_(pa.int64())))),
                       pa.field("m", pa.map_(pa.string(), pa.list_(pa.string()))),
