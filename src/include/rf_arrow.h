@@ -36,11 +36,13 @@ struct ArrowArray {
 
 /* An ArrowArray made by rowformat owns: its buffers (malloc'd), the buffers
  * pointer array, its children (malloc'd ArrowArray structs) and the children
- * pointer array. private_data is unused. */
+ * pointer array (a NULL child, left by running out of memory while
+ * building, is skipped). private_data is unused. */
 static void rf_arrow_release(struct ArrowArray *a) {
     if (a == NULL || a->release == NULL) return;
     for (int64_t i = 0; i < a->n_children; i++) {
         struct ArrowArray *c = a->children[i];
+        if (c == NULL) continue;          /* a child that ran out of memory */
         if (c->release) c->release(c);
         free(c);
     }
@@ -48,6 +50,26 @@ static void rf_arrow_release(struct ArrowArray *a) {
     for (int64_t i = 0; i < a->n_buffers; i++) free((void *)a->buffers[i]);
     free(a->buffers);
     a->release = NULL;
+}
+
+/* A new ArrowArray of n_buffers (NULL) buffers and n_children (NULL)
+ * children, released by rf_arrow_release; NULL when out of memory. */
+static inline struct ArrowArray *rf_arrow_new(int64_t n_buffers, int64_t n_children) {
+    struct ArrowArray *a = (struct ArrowArray *)calloc(1, sizeof(struct ArrowArray));
+    if (a == NULL) return NULL;
+    a->n_buffers = n_buffers;
+    a->n_children = n_children;
+    a->buffers = (const void **)calloc(n_buffers ? (size_t)n_buffers : 1, sizeof(void *));
+    a->children = (struct ArrowArray **)calloc(n_children ? (size_t)n_children : 1,
+                                               sizeof(struct ArrowArray *));
+    if (a->buffers == NULL || a->children == NULL) {
+        free((void *)a->buffers);
+        free(a->children);
+        free(a);
+        return NULL;
+    }
+    a->release = rf_arrow_release;
+    return a;
 }
 
 #endif

@@ -1016,19 +1016,8 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t l
 
 # Finishing builders into Arrow arrays (ownership moves to the ArrowArray).
 
-cdef ArrowArray *_new_array(int64_t n_buffers, int64_t n_children) noexcept nogil:
-    cdef ArrowArray *a = <ArrowArray *> calloc(1, sizeof(ArrowArray))
-    if a == NULL:
-        return NULL
-    a.n_buffers = n_buffers
-    a.n_children = n_children
-    a.buffers = <const void **> calloc(n_buffers if n_buffers else 1, sizeof(void *))
-    a.children = <ArrowArray **> calloc(n_children if n_children else 1, sizeof(ArrowArray *))
-    a.release = rf_arrow_release
-    return a
-
-
 cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
+    """Moves n's builders into a new ArrowArray (NULL when out of memory)."""
     cdef ArrowArray *a
     cdef ArrowArray *entries
     cdef int i
@@ -1042,7 +1031,9 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
         nch = n.nchild
     elif n.kind in (K_LIST, K_MAP, K_VECTOR):
         nch = 1
-    a = _new_array(nbuf, nch)
+    a = rf_arrow_new(nbuf, nch)
+    if a == NULL:
+        return NULL
     a.length = n.blen
     a.null_count = n.bnull
     if n.bnull:
@@ -1062,11 +1053,21 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
     elif n.kind in (K_LIST, K_VECTOR):
         a.children[0] = bld_finish(&n.child[0])
     elif n.kind == K_MAP:
-        entries = _new_array(1, 2)
-        entries.length = n.child[0].blen
-        entries.children[0] = bld_finish(&n.child[0])
-        entries.children[1] = bld_finish(&n.child[1])
+        entries = rf_arrow_new(1, 2)
+        if entries != NULL:
+            entries.length = n.child[0].blen
+            entries.children[0] = bld_finish(&n.child[0])
+            entries.children[1] = bld_finish(&n.child[1])
+            if entries.children[0] == NULL or entries.children[1] == NULL:
+                rf_arrow_release(entries)
+                free(entries)
+                entries = NULL
         a.children[0] = entries
+    for i in range(nch):
+        if a.children[i] == NULL:
+            rf_arrow_release(a)
+            free(a)
+            return NULL
     return a
 
 
@@ -1231,7 +1232,7 @@ cdef class RowDecoder:
 
     def finish(self):
         """The decoded rows as a RecordBatch; the builders start over."""
-        cdef ArrowArray *top = _new_array(1, len(self.columns))
+        cdef ArrowArray *top = rf_arrow_new(1, len(self.columns))
         cdef int k = 0
         cdef int f
         if top == NULL:
@@ -1239,6 +1240,11 @@ cdef class RowDecoder:
         top.length = self.pending
         for f in self.columns:
             top.children[k] = bld_finish(&self.root.child[f])
+            if top.children[k] == NULL:
+                rf_arrow_release(top)
+                free(top)
+                self._reset()
+                raise MemoryError()
             k += 1
         self._reset()
         batch = pa.RecordBatch._import_from_c(<uintptr_t> top, self.arrow_schema)

@@ -53,3 +53,4 @@ cdef extern from "rf_arrow.h" nogil:
         void (*release)(ArrowArray *)
         void *private_data
     void rf_arrow_release(ArrowArray *a)
+    ArrowArray *rf_arrow_new(int64_t n_buffers, int64_t n_children)

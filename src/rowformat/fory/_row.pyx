@@ -930,7 +930,7 @@ cdef class Plan:
             if rc == E_NOT_NULL:
                 raise ValueConversionError(f"row {r}: {_MESSAGES[rc]}")
             raise ValueConversionError(f"row {r}: {_MESSAGES.get(rc, 'encode failed')}")
-        out = _new_array(3, 0)
+        out = rf_arrow_new(3, 0)
         if out == NULL:
             buf_free(&data)
             buf_free(&offs)
@@ -1003,7 +1003,7 @@ cdef class Plan:
         if rc:
             bld_reset_children(&self.root)
             raise MalformedRowError(f"row {r}: {_MESSAGES.get(rc, 'malformed row')}")
-        top = _new_array(1, self.root.nchild)
+        top = rf_arrow_new(1, self.root.nchild)
         if top == NULL:
             raise MemoryError()
         top.length = n
@@ -1361,26 +1361,6 @@ cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexc
     return 0
 
 
-cdef ArrowArray *_new_array(int64_t n_buffers, int64_t n_children) noexcept nogil:
-    cdef ArrowArray *a = <ArrowArray *> malloc(sizeof(ArrowArray))
-    if a == NULL:
-        return NULL
-    memset(a, 0, sizeof(ArrowArray))
-    a.n_buffers = n_buffers
-    a.n_children = n_children
-    a.buffers = <const void **> malloc((n_buffers if n_buffers else 1) * sizeof(void *))
-    a.children = <ArrowArray **> malloc((n_children if n_children else 1) * sizeof(ArrowArray *))
-    if a.buffers == NULL or a.children == NULL:
-        free(a.buffers)
-        free(a.children)
-        free(a)
-        return NULL
-    memset(a.buffers, 0, (n_buffers if n_buffers else 1) * sizeof(void *))
-    memset(a.children, 0, (n_children if n_children else 1) * sizeof(ArrowArray *))
-    a.release = rf_arrow_release
-    return a
-
-
 cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
     """Moves n's builders into a new ArrowArray (NULL on OOM)."""
     cdef ArrowArray *a
@@ -1388,15 +1368,15 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
     cdef int i
     cdef int k = n.kind
     if k == K_STR or k == K_BIN:
-        a = _new_array(3, 0)
+        a = rf_arrow_new(3, 0)
     elif k == K_LIST:
-        a = _new_array(2, 1)
+        a = rf_arrow_new(2, 1)
     elif k == K_MAP:
-        a = _new_array(2, 1)
+        a = rf_arrow_new(2, 1)
     elif k == K_STRUCT:
-        a = _new_array(1, n.nchild)
+        a = rf_arrow_new(1, n.nchild)
     else:
-        a = _new_array(2, 0)
+        a = rf_arrow_new(2, 0)
     if a == NULL:
         return NULL
     a.length = n.b_len
@@ -1415,7 +1395,7 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
             return NULL
     elif k == K_MAP:
         a.buffers[1] = buf_take(&n.b_offs)
-        ent = _new_array(1, 2)
+        ent = rf_arrow_new(1, 2)
         if ent == NULL:
             a.n_children = 0
             rf_arrow_release(a)
