@@ -116,8 +116,7 @@ class RowFormatLookup:
         self.take = reader.take
 
     def drop_cache(self):
-        clear = getattr(self.reader, "clear_cache", None)   # a public way, if the library adds one
-        (clear or self.reader._cache.clear)()
+        self.reader.clear_cache()
 
     def close(self):
         self.reader.close()
