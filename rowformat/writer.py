@@ -18,7 +18,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import zstandard
 
 from . import _rowcodec
@@ -216,6 +215,8 @@ class RowFileWriter(AtomicWriter):
     def _list_to_vector(self, field: pa.Field, col: pa.Array) -> pa.Array:
         """list -> fixed_size_list for VECTOR columns, built here because
         pyarrow 19's cast crashes on list arrays with null entries."""
+        import pyarrow.compute as pc   # here: importing it costs ~30 ms, and only VECTOR needs it
+
         t = field.type
         lengths = pc.list_value_length(col)
         wrong = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, t.list_size))
@@ -237,6 +238,8 @@ class RowFileWriter(AtomicWriter):
         for c, field in enumerate(self.arrow_schema):
             col = batch.column(c)
             if not field.nullable and col.null_count:
+                import pyarrow.compute as pc
+
                 r = pc.index(col.is_null(), True).as_py()
                 raise ValueConversionError(
                     f"column {field.name!r}, row {self._rows + r}: null in a NOT NULL column")
