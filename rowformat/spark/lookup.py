@@ -130,10 +130,14 @@ class Fetcher:
         result_schema = pa.schema([f.with_nullable(True) for f in
                                    (target.field(c) for c in self.columns)])
         pieces, order = [], []
-        for k, path in enumerate(encoded.dictionary.to_pylist()):
-            pos = np.flatnonzero((codes == k) & valid)
-            if not len(pos):
-                continue
+        # the valid positions grouped by file (a stable sort: ascending within a file),
+        # in one pass however many files the batch names
+        by_file = np.flatnonzero(valid)
+        by_file = by_file[np.argsort(codes[by_file], kind="stable")]
+        cuts = np.flatnonzero(np.diff(codes[by_file])) + 1
+        dictionary = encoded.dictionary.to_pylist()
+        for pos in np.split(by_file, cuts) if len(by_file) else []:
+            path = dictionary[codes[pos[0]]]
             reader = open_reader(path, self.schema)
             table = reader.take(row_numbers[pos], self.columns)    # keeps order and duplicates
             arrays = converter.convert([c.combine_chunks() for c in table.columns])
