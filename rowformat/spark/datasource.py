@@ -285,7 +285,7 @@ class RowReader(DataSourceReader):
             sel_bm = load_bitmap(selection) if selection else None
             dv_bm = load_bitmap(vector) if vector else None
             with RowFileReader(f.path, schema, cache_bytes=0) as r:
-                starts = [int(s) for s in r.block_index.row_starts] + [r.num_rows]
+                starts = r.block_index.row_starts.tolist() + [r.num_rows]
             first = 0
             for b in range(1, len(starts)):
                 if starts[b] - starts[first] < self.rows_per_partition and b < len(starts) - 1:
