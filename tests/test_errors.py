@@ -11,6 +11,7 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, strategies as st
 
 import rowformat
 from rowformat import (CorruptFileError, RowFileReader, RowFileWriter, ValueConversionError,
@@ -285,6 +286,83 @@ def test_invalid_utf8_is_caught_mid_block_at_every_length(tmp_path, length, bad_
             r.get(1)
         with pytest.raises(CorruptFileError, match=r"block 0, row 1, column 'b'.*UTF-8"):
             r.read()
+
+
+# STRING and BYTES share their wire form, so bytes written as BYTES and read as
+# STRING put any byte string where the decoder must check UTF-8. It checks a
+# block's stored strings together, one ASCII pass then value by value: these
+# tests pin that it flags exactly the invalid values, names their rows, and is
+# not fooled by neighbours whose bytes together would be valid.
+_AS_BYTES = schema("a INT NOT NULL, b BYTES, c ARRAY<BYTES>, m MAP<BYTES, INT>")
+_AS_STRING = schema("a INT NOT NULL, b STRING, c ARRAY<STRING>, m MAP<STRING, INT>")
+
+
+def _utf8(v: bytes | None) -> bool:
+    try:
+        v is None or v.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _first_invalid(rows):
+    """(row, column) of the first value that is not UTF-8, in decoding order."""
+    for i, (_, b, c, m) in enumerate(rows):
+        for col, values in (("b", [b]), ("c", c or []), ("m", [k for k, _ in m or []])):
+            if not all(map(_utf8, values)):
+                return i, col
+    return None
+
+
+def _write_bytes(path, rows, block_size=1 << 20):
+    with RowFileWriter(path, _AS_BYTES, block_size=block_size) as w:
+        w.write_rows(rows)
+
+
+@pytest.mark.parametrize("b_values, bad_row", [
+    ([b"x\xc3", b"\xa9y"], 0),                       # each half of an "\xc3\xa9" is invalid
+    ([b"\xf0\x9f", b"\x98\x80", b"ok"], 0),           # as is each half of an emoji
+    ([b"caf\xc3\xa9", b"ok", b"\xed\xa0\x80"], 2),    # a surrogate after valid non-ASCII
+    ([b"plain"] * 40 + [b"\x80"], 40),               # past the first 64-byte ASCII run
+])
+def test_utf8_is_checked_value_by_value(tmp_path, b_values, bad_row):
+    p = tmp_path / "u.row"
+    _write_bytes(p, [(i, v, None, None) for i, v in enumerate(b_values)])
+    with _open(p, _AS_STRING) as r:
+        for read in (r.read, lambda: r.read(columns=["a"]), lambda: r.take([bad_row]),
+                     lambda: r.get(bad_row)):
+            with pytest.raises(CorruptFileError, match=rf"block 0, row {bad_row}, column 'b'.*UTF-8"):
+                read()
+        if bad_row:
+            assert r.get(bad_row - 1)[0] == bad_row - 1
+
+
+_maybe_utf8 = st.one_of(st.text(max_size=30).map(str.encode), st.binary(max_size=30))
+
+
+@given(st.lists(st.tuples(st.none() | _maybe_utf8, st.none() | st.lists(_maybe_utf8, max_size=3),
+                          st.none() | st.lists(_maybe_utf8, max_size=2, unique=True)),
+                max_size=40),
+       st.sampled_from([64, 1 << 20]))
+def test_property_strings_decode_exactly_when_utf8(tmp_path_factory, values, block_size):
+    rows = [(i, b, c, None if m is None else [(k, 1) for k in m]) for i, (b, c, m) in enumerate(values)]
+    p = tmp_path_factory.mktemp("u8") / "u.row"
+    _write_bytes(p, rows, block_size)
+    bad = _first_invalid(rows)
+    with _open(p, _AS_STRING) as r:
+        if bad is None:
+            want = [{"a": i, "b": None if b is None else b.decode(),
+                     "c": None if c is None else [v.decode() for v in c],
+                     "m": None if m is None else [(k.decode(), v) for k, v in m]}
+                    for i, b, c, m in rows]
+            assert r.read().to_pylist() == want
+            assert r.read(columns=["c"]).to_pylist() == [{"c": w["c"]} for w in want]
+        else:
+            row, col = bad
+            with pytest.raises(CorruptFileError, match=rf"row {row}, column '{col}'.*UTF-8"):
+                r.read()
+            with pytest.raises(CorruptFileError, match=rf"row {row}, column '{col}'.*UTF-8"):
+                r.read(columns=["m"])
 
 
 def test_strings_of_every_length_round_trip_anywhere_in_a_block(tmp_path):

@@ -259,6 +259,28 @@ static inline void rf_copy_padded(uint8_t *d, const uint8_t *s) {
     memcpy(d, s, RF_PAD);
 }
 
+/* The length of the ASCII run that starts s[0:n]: n when it is all ASCII.
+   64 bytes a step, as the decoder checks a column's new bytes at once. */
+static inline int64_t rf_ascii_run(const uint8_t *s, int64_t n) {
+    int64_t i = 0;
+    uint64_t w;
+#ifdef RF_SSE2
+    for (; i + 64 <= n; i += 64) {
+        __m128i a = _mm_or_si128(_mm_loadu_si128((const __m128i *)(s + i)),
+                                 _mm_loadu_si128((const __m128i *)(s + i + 16)));
+        __m128i b = _mm_or_si128(_mm_loadu_si128((const __m128i *)(s + i + 32)),
+                                 _mm_loadu_si128((const __m128i *)(s + i + 48)));
+        if (_mm_movemask_epi8(_mm_or_si128(a, b))) break;
+    }
+#endif
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+    }
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
 /* UTF-8 validation (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
    Out of line: the decoders' hot paths try rf_ascii_padded first. */
 static RF_NOINLINE int rf_utf8_valid(const uint8_t *s, int64_t n) {

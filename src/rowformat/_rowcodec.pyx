@@ -140,6 +140,8 @@ ctypedef struct Node:
     int64_t blen
     int64_t bnull
     int64_t empty_cost  # decode: bytes dec_empty appends for one null of this node
+    int64_t vchecked    # decode, STRING: bytes of vals checked as UTF-8 so far
+    int64_t kchecked    # decode, STRING: values checked as UTF-8 so far
     int64_t *budget     # decode: the decoder's placeholder budget for the current row
 
 
@@ -321,6 +323,8 @@ cdef int plan_reset_builders(Node *n) noexcept nogil:
     n.offs.len = 0
     n.blen = 0
     n.bnull = 0
+    n.vchecked = 0
+    n.kchecked = 0
     if n.kind == K_LBIN:
         if buf_put(&n.offs, &zero, 8):
             return E_OOM
@@ -781,22 +785,21 @@ cdef inline int dec_bytes(Node *n, const uint8_t *b, int64_t *pos, int64_t end, 
     if rc:
         return rc
     pos[0] = p + ln
-    if ln <= RF_PAD and p + RF_PAD <= lim:   # short, and not at the block's very end
-        if kind == K_STR and not rf_ascii_padded(b + p, ln) and not rf_utf8_valid(b + p, ln):
-            return E_UTF8
-        if not store:
+    if not store:   # a walk still checks strings, short ASCII ones fast
+        if kind != K_STR or (ln <= RF_PAD and p + RF_PAD <= lim and rf_ascii_padded(b + p, ln)) \
+                or rf_utf8_valid(b + p, ln):
             return 0
+        return E_UTF8
+    # Stored strings are checked as UTF-8 once per decode() call, all
+    # together (plan_check_utf8): most text is ASCII, which one pass over
+    # the column's new bytes shows faster than a check per string.
+    if ln <= RF_PAD and p + RF_PAD <= lim:   # short, and not at the block's very end
         if buf_reserve(&n.vals, RF_PAD):
             return E_OOM
         rf_copy_padded(n.vals.data + n.vals.len, b + p)
         n.vals.len += ln
-    else:
-        if kind == K_STR and not rf_utf8_valid(b + p, ln):
-            return E_UTF8
-        if not store:
-            return 0
-        if buf_put(&n.vals, b + p, ln):
-            return E_OOM
+    elif buf_put(&n.vals, b + p, ln):
+        return E_OOM
     if bld_offset(n, n.vals.len):
         return E_BATCH_TOO_BIG if n.vals.len > INT32_MAX else E_OOM
     return bld_slot(n, 1)
@@ -1014,6 +1017,30 @@ cdef int dec_row(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t l
     return 0
 
 
+cdef int plan_check_utf8(Node *n) noexcept nogil:
+    """Checks the STRING values stored under n since the last check as UTF-8
+    (E_UTF8 if one is not): one ASCII pass over each column's new bytes, and
+    past the first non-ASCII byte, value by value between their offsets."""
+    cdef int i
+    cdef int64_t k, q, count
+    cdef const int32_t *ends
+    for i in range(n.nchild):
+        if plan_check_utf8(&n.child[i]):
+            return E_UTF8
+    if n.kind != K_STR or n.vals.len == n.vchecked:
+        return 0
+    count = n.offs.len // 4 - 1
+    q = n.vchecked + rf_ascii_run(n.vals.data + n.vchecked, n.vals.len - n.vchecked)
+    if q < n.vals.len:
+        ends = (<const int32_t *> n.offs.data) + 1
+        for k in range(n.kchecked, count):
+            if ends[k] > q and not rf_utf8_valid(n.vals.data + ends[k - 1], ends[k] - ends[k - 1]):
+                return E_UTF8
+    n.vchecked = n.vals.len
+    n.kchecked = count
+    return 0
+
+
 # Finishing builders into Arrow arrays (ownership moves to the ArrowArray).
 
 cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
@@ -1170,7 +1197,7 @@ cdef class RowDecoder:
     def pending_rows(self):
         return self.pending
 
-    cdef int _decode_one(self, Block block, int64_t i, int *errcol) noexcept nogil:
+    cdef int _decode_one(self, Block block, int64_t i, int *errcol, bint store) noexcept nogil:
         cdef int64_t s, e, pos
         cdef int rc, f
         if block.row_span(i, &s, &e):
@@ -1181,7 +1208,7 @@ cdef class RowDecoder:
             return E_ROW_LIMIT
         self.budget = self.max_row_size if self.max_row_size > 0 else (<int64_t> 1 << 62)
         pos = s
-        rc = dec_row(&self.root, block.ptr, &pos, e, block.view.len, 1, errcol)
+        rc = dec_row(&self.root, block.ptr, &pos, e, block.view.len, store, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
             return -100
@@ -1206,10 +1233,20 @@ cdef class RowDecoder:
                 if i < 0 or i >= block.num_rows:
                     rc = E_TRUNC
                     break
-                rc = self._decode_one(block, i, &errcol)
+                rc = self._decode_one(block, i, &errcol, 1)
                 if rc:
                     break
                 self.pending += 1
+            if rc == 0 and plan_check_utf8(&self.root):
+                # Find the row: walk the rows again without storing, which
+                # checks each string on its own.
+                for k in range(n):
+                    i = rows[k] if has_rows else start + k
+                    rc = self._decode_one(block, i, &errcol, 0)
+                    if rc:
+                        break
+                if rc == 0:   # cannot happen: the walk checks what the batch check did
+                    rc, i, errcol = E_UTF8, -1, -1
         if rc:
             self._reset()
             if rc == E_ROW_LIMIT:

@@ -32,6 +32,7 @@ cdef extern from "rf_wire.h" nogil:
     void rf_civil_from_days(int64_t z, int *year, int *month, int *day)
     enum: RF_PAD
     int rf_ascii_padded(const uint8_t *s, int64_t n)
+    int64_t rf_ascii_run(const uint8_t *s, int64_t n)
     void rf_copy_padded(uint8_t *d, const uint8_t *s)
 
 cdef extern from "rf_arrow.h" nogil:

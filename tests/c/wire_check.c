@@ -38,6 +38,19 @@ int main(void) {
             return 1;
         }
     }
+    /* rf_ascii_run: the first high bit anywhere in runs long enough for its 64-byte steps */
+    static uint8_t run[300];
+    for (int trial = 0; trial < 20000; trial++) {
+        int64_t n = trial % (int64_t)sizeof run;
+        int hi = (int)((rnd8() | rnd8() << 8) % (sizeof run + 1));   /* may be past n */
+        for (int i = 0; i < (int)sizeof run; i++) run[i] = rnd8() & 0x7F;
+        if (hi < (int)sizeof run) run[hi] |= 0x80;
+        int64_t want = hi < n ? hi : n;
+        if (rf_ascii_run(run, n) != want) {
+            printf("rf_ascii_run n=%lld high bit at %d\n", (long long)n, hi);
+            return 1;
+        }
+    }
     rf_i128 v = 1;
     for (int p = 0; p <= 38; p++, v *= 10) {
         if (rf_pow10_i128(p) != v) { printf("rf_pow10_i128(%d)\n", p); return 1; }
