@@ -337,6 +337,17 @@ def test_utf8_is_checked_value_by_value(tmp_path, b_values, bad_row):
             assert r.get(bad_row - 1)[0] == bad_row - 1
 
 
+def test_utf8_errors_come_in_row_order_whatever_columns_are_read(tmp_path):
+    # Row 0's bad map key is stored and checked with its block; row 1's bad b,
+    # when not read, is checked as it is walked: row 0 must still be named.
+    p = tmp_path / "u.row"
+    _write_bytes(p, [(0, None, None, [(b"\x80", 1)]), (1, b"\x80", None, None)])
+    with _open(p, _AS_STRING) as r:
+        for columns in (None, ["m"], ["b"], ["a"], ["b", "m"]):
+            with pytest.raises(CorruptFileError, match=r"block 0, row 0, column 'm'.*UTF-8"):
+                r.read(columns=columns)
+
+
 _maybe_utf8 = st.one_of(st.text(max_size=30).map(str.encode), st.binary(max_size=30))
 
 

@@ -1214,39 +1214,53 @@ cdef class RowDecoder:
             return -100
         return rc
 
+    cdef int64_t _rows(self, Block block, const int64_t *rows, int64_t start, int64_t n,
+                       bint store, int64_t *i, int *errcol, int *rc) noexcept nogil:
+        """Decodes (or with store=0 walks) rows[:n], or start + 0..n-1 when
+        rows is NULL, until one fails (rc, its row i, errcol). Returns the
+        index in 0..n-1 of the failing row, or n - 1."""
+        cdef int64_t k
+        rc[0] = 0
+        for k in range(n):
+            i[0] = rows[k] if rows != NULL else start + k
+            if i[0] < 0 or i[0] >= block.num_rows:
+                rc[0] = E_TRUNC
+                return k
+            rc[0] = self._decode_one(block, i[0], errcol, store)
+            if rc[0]:
+                return k
+            if store:
+                self.pending += 1
+        return n - 1
+
     def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1):
         """Appends rows of ``block``: the local row numbers ``rows`` if given,
         else ``start:stop``."""
-        cdef int64_t k, i, n, s, e
+        cdef int64_t k, i, n, s, e, walk_i
         cdef int rc = 0
         cdef int errcol = -1
-        cdef bint has_rows = rows is not None
-        if not has_rows:
+        cdef int walk_rc, walk_col
+        cdef const int64_t *picked = NULL
+        if rows is None:
             if stop < 0 or stop > block.num_rows:
                 stop = block.num_rows
             n = stop - start if stop > start else 0
         else:
             n = rows.shape[0]
+            if n:
+                picked = &rows[0]
         with nogil:
-            for k in range(n):
-                i = rows[k] if has_rows else start + k
-                if i < 0 or i >= block.num_rows:
-                    rc = E_TRUNC
-                    break
-                rc = self._decode_one(block, i, &errcol, 1)
-                if rc:
-                    break
-                self.pending += 1
-            if rc == 0 and plan_check_utf8(&self.root):
-                # Find the row: walk the rows again without storing, which
-                # checks each string on its own.
-                for k in range(n):
-                    i = rows[k] if has_rows else start + k
-                    rc = self._decode_one(block, i, &errcol, 0)
-                    if rc:
-                        break
-                if rc == 0:   # cannot happen: the walk checks what the batch check did
-                    rc, i, errcol = E_UTF8, -1, -1
+            k = self._rows(block, picked, start, n, 1, &i, &errcol, &rc)
+            if plan_check_utf8(&self.root):
+                # A stored string up to row k is not UTF-8: walk those rows
+                # again without storing, which checks each string on its own
+                # and stops at the first error of any kind, in row order.
+                walk_rc = 0
+                self._rows(block, picked, start, min(k + 1, n), 0, &walk_i, &walk_col, &walk_rc)
+                if walk_rc:
+                    rc, i, errcol = walk_rc, walk_i, walk_col
+                elif rc == 0:   # cannot happen: the walk checks what the batch check did
+                    rc, errcol = E_UTF8, -1
         if rc:
             self._reset()
             if rc == E_ROW_LIMIT:
