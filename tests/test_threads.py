@@ -196,3 +196,47 @@ def test_iterators_interleaved_in_one_thread(data):
                     out.append(batch)
     assert pa.Table.from_batches(got_a).equals(table)
     assert pa.Table.from_batches(got_b).equals(table.slice(1000, 1500))
+
+
+def test_readers_share_a_pool_and_close_waits_for_their_tasks(data):
+    path, table, _ = data
+    a = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
+    b = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
+    it = a.iter_batches(batch_size=100, readahead=6)
+    first = next(it)                        # six more units queued or running
+    assert first.equals(table.slice(0, 100).to_batches()[0])
+    assert a._inflight
+    a.close()                               # cancels the queued ones, waits for the rest
+    assert not a._inflight
+    with pytest.raises(ValueError, match="closed"):
+        list(it)
+    assert b.read().equals(table)           # the shared pool still runs b's work
+    b.close()
+
+
+def test_a_forked_child_reads_with_its_own_pool(data):
+    import os
+    import signal
+    import time
+    path, table, _ = data
+    with RowFileReader(path, SCHEMA, threads=2) as r:
+        assert r.read().equals(table)       # the parent's pool threads exist
+    pid = os.fork()
+    if pid == 0:                            # the child: the parent's threads are gone
+        ok = False
+        try:
+            with RowFileReader(path, SCHEMA, threads=2) as r:
+                ok = r.read().equals(table)
+        finally:
+            os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 60
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's read hung")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
