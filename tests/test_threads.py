@@ -200,12 +200,15 @@ def test_iterators_interleaved_in_one_thread(data):
 
 def test_readers_share_a_pool_and_close_waits_for_their_tasks(data):
     path, table, _ = data
+    import time
     a = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
     b = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
+    decode_unit = a._decode_unit
+    a._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]   # slow units
     it = a.iter_batches(batch_size=100, readahead=6)
-    first = next(it)                        # six more units queued or running
+    first = next(it)                        # six more units, two running and four queued
     assert first.equals(table.slice(0, 100).to_batches()[0])
-    assert a._inflight
+    assert len(a._inflight) >= 4
     a.close()                               # cancels the queued ones, waits for the rest
     assert not a._inflight
     with pytest.raises(ValueError, match="closed"):
