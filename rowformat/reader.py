@@ -442,6 +442,12 @@ class RowFileReader:
                 raise self._decode_error(b, e) from None
         return dec.finish()
 
+    def _result(self, future) -> pa.RecordBatch:
+        try:
+            return future.result()
+        except CancelledError:      # by close()
+            raise ValueError(f"{self.name}: the reader is closed") from None
+
     def _batches(self, rows: np.ndarray | range | None, positions, batch_size: int,
                  max_blocks: int | None = None,
                  ahead: int | None = None) -> Iterator[pa.RecordBatch]:
@@ -465,11 +471,8 @@ class RowFileReader:
                 nxt = next(units, None)
                 if nxt is not None:
                     window.append(self._submit(nxt, positions))
-                try:
-                    batch = future.result()
-                except CancelledError:      # by close()
-                    raise ValueError(f"{self.name}: the reader is closed") from None
-                yield batch
+                yield self._result(future)  # (a local holding the batch would keep it
+                                            # alive while the next ones decode)
         finally:
             for future in window:
                 future.cancel()

@@ -243,3 +243,33 @@ def test_a_forked_child_reads_with_its_own_pool(data):
             pytest.fail("the forked child's read hung")
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_scan_drops_each_batch_before_decoding_past_the_next(data):
+    """iter_batches(readahead=1) holds the current batch and one being decoded:
+    once the caller drops batch 0 and asks for batch 1, batch 0 must be gone
+    before batch 2 decodes (memory stays at about readahead + 1 batches)."""
+    import itertools
+    import time
+    import weakref
+    path, _, _ = data
+    refs, seen_alive = {}, []
+    with RowFileReader(path, SCHEMA, threads=2, cache_bytes=0) as r:
+        decode_unit = r._decode_unit
+        calls = itertools.count()               # units start in the order they are asked for
+
+        def watched(unit, positions):
+            k = next(calls)
+            if k == 1:
+                time.sleep(0.2)                 # batch 1 is slow: the caller waits for it
+            if k == 2:                          # decoded while the caller waits for batch 1
+                seen_alive.append(refs[0]() is not None)
+            return decode_unit(unit, positions)
+        r._decode_unit = watched
+        it = r.iter_batches(batch_size=100, readahead=1)
+        batch = next(it)
+        refs[0] = weakref.ref(batch)
+        del batch
+        next(it)
+        next(it)
+    assert seen_alive == [False]
