@@ -283,11 +283,14 @@ class RowFileReader:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
         frame = self._source.frame(offset, size)
         try:
-            # A frame's own content size would bypass max_output_size: check it.
-            declared = zstandard.frame_content_size(frame)
-            if declared != -1 and declared != usize:
-                raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares {declared} "
-                                       f"bytes, but the index declares {usize}")
+            # A frame's own content size would bypass max_output_size: check it,
+            # unless the header's descriptor byte has no content-size flags (as
+            # Java writes frames: read without a call).
+            if len(frame) < 5 or frame[4] & 0xE0:
+                declared = zstandard.frame_content_size(frame)
+                if declared != -1 and declared != usize:
+                    raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares "
+                                           f"{declared} bytes, but the index declares {usize}")
             # Paimon Java writes frames without a content size: give the bound
             # (max_output_size, passed by position: faster than by keyword).
             data = d.decompress(frame, usize or 1)
