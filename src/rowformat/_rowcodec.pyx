@@ -848,17 +848,22 @@ cdef inline int dec_decimal(Node *n, const uint8_t *b, int64_t *pos, int64_t end
     return 0
 
 
+cdef inline int bld_list_end(Node *n, bint store) noexcept nogil:
+    """Ends a stored LIST or MAP value: its end offset into the (first) child, its slot."""
+    if not store:
+        return 0
+    if bld_offset(n, n.child[0].blen):
+        return E_OOM
+    return bld_slot(n, 1)
+
+
 cdef inline int dec_list(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim,
                          bint store) noexcept nogil:
     cdef int64_t size
     cdef int rc = dec_array(&n.child[0], b, pos, end, lim, store, &size, 1)
     if rc:
         return rc
-    if store:
-        if bld_offset(n, n.child[0].blen):
-            return E_OOM
-        return bld_slot(n, 1)
-    return 0
+    return bld_list_end(n, store)
 
 
 cdef inline int dec_field(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t lim,
@@ -953,11 +958,7 @@ cdef int dec_value(Node *n, const uint8_t *b, int64_t *pos, int64_t end, int64_t
             return rc
         if ln != k:
             return E_MAP_SIZE
-        if store:
-            if bld_offset(n, n.child[0].blen):
-                return E_OOM
-            return bld_slot(n, 1)
-        return 0
+        return bld_list_end(n, store)
     elif kind == K_VECTOR:
         rc = rf_read_len(b, &p, end, &ln)
         if rc:
