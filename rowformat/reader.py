@@ -225,6 +225,7 @@ class RowFileReader:
         self._local = threading.local()     # per thread: a decompressor, decoders
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._inflight: set = set()        # this reader's tasks on the shared pool
+        self._pid = os.getpid()            # (whose threads run them)
 
     def _open(self):
         size = self._source.size
@@ -542,7 +543,9 @@ class RowFileReader:
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
-        inflight = list(self._inflight)   # an unfinished iter_batches' tasks
+        # An unfinished iter_batches' tasks; in a forked child, the parent's
+        # threads that ran them are gone, and they would never finish.
+        inflight = list(self._inflight) if os.getpid() == self._pid else []
         for future in inflight:
             future.cancel()
         wait(inflight)

@@ -217,10 +217,25 @@ def test_readers_share_a_pool_and_close_waits_for_their_tasks(data):
     b.close()
 
 
-def test_a_forked_child_reads_with_its_own_pool(data):
+def _child_exit_code(pid, what, timeout=60):
+    """Waits for a forked child; fails the test if it hangs."""
     import os
     import signal
     import time
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"the forked child's {what} hung")
+        time.sleep(0.05)
+
+
+def test_a_forked_child_reads_with_its_own_pool(data):
+    import os
     path, table, _ = data
     with RowFileReader(path, SCHEMA, threads=2) as r:
         assert r.read().equals(table)       # the parent's pool threads exist
@@ -232,17 +247,7 @@ def test_a_forked_child_reads_with_its_own_pool(data):
                 ok = r.read().equals(table)
         finally:
             os._exit(0 if ok else 1)
-    deadline = time.monotonic() + 60
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child's read hung")
-        time.sleep(0.05)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert _child_exit_code(pid, "read") == 0
 
 
 def test_a_scan_drops_each_batch_before_decoding_past_the_next(data):
@@ -273,3 +278,22 @@ def test_a_scan_drops_each_batch_before_decoding_past_the_next(data):
         next(it)
         next(it)
     assert seen_alive == [False]
+
+
+def test_a_forked_child_closes_a_reader_its_parent_was_scanning(data):
+    import os
+    import time
+    path, table, _ = data
+    r = RowFileReader(path, SCHEMA, threads=2)
+    decode_unit = r._decode_unit
+    r._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]
+    it = r.iter_batches(batch_size=100, readahead=4)
+    next(it)                                # tasks in flight on the parent's threads
+    pid = os.fork()
+    if pid == 0:
+        try:
+            r.close()                       # must not wait for the parent's tasks
+        finally:
+            os._exit(0)
+    assert _child_exit_code(pid, "close()") == 0
+    r.close()
