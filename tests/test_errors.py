@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 
 import rowformat
 from rowformat import (CorruptFileError, RowFileReader, RowFileWriter, ValueConversionError,
-                       schema, to_arrow_schema)
+                       schema)
 from rowformat.block_index import BlockIndex
 from rowformat.errors import LimitExceededError
 from rowformat.footer import Footer

@@ -5,7 +5,6 @@ encoders shared by threads too."""
 import random
 import threading
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from pyroaring import BitMap

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import zstandard
 
-import rowformat
 from rowformat import (CorruptFileError, LimitExceededError, RowFileReader, RowFileWriter,
                        SchemaError, schema, verify)
 from rowformat.block_index import BlockIndex

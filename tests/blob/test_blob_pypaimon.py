@@ -11,7 +11,7 @@ from pypaimon.filesystem.local_file_io import LocalFileIO  # noqa: E402
 from pypaimon.read.reader.format_blob_reader import FormatBlobReader  # noqa: E402
 from pypaimon.schema.data_types import (  # noqa: E402
     ArrayType, AtomicType, DataField, DataTypeParser, MapType)
-from pypaimon.table.row.blob import Blob, BlobData  # noqa: E402
+from pypaimon.table.row.blob import Blob  # noqa: E402
 from pypaimon.write.blob_format_writer import BlobFormatWriter  # noqa: E402
 
 from rowformat.blob import PLACEHOLDER, BlobFileReader, BlobFileWriter  # noqa: E402

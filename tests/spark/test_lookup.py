@@ -1,6 +1,4 @@
 """Row lookups by row number inside Spark (mapInArrow and arrow_udf)."""
-import os
-
 import pyarrow as pa
 import pytest
 
