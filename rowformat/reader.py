@@ -155,6 +155,27 @@ class _Source:
             self._file = None
 
 
+def decompress_frame(dctx, frame, usize: int) -> bytes:
+    """A block's ZSTD frame decompressed to exactly ``usize`` bytes, as its
+    index entry declares, or CorruptFileError (for after "block B: ").
+    python-zstandard allocates a frame's own content size whatever
+    max_output_size says, so that must match first; Java's frames have none
+    (no content-size flags in the header's descriptor byte: read without a
+    call). Frames without one get the index's size as their bound."""
+    try:
+        if len(frame) < 5 or frame[4] & 0xE0:
+            declared = zstandard.frame_content_size(frame)
+            if declared != -1 and declared != usize:
+                raise CorruptFileError(f"the ZSTD frame declares {declared} bytes, but the index "
+                                       f"declares {usize}")
+        data = dctx.decompress(frame, usize or 1)   # max_output_size, by position: faster
+    except zstandard.ZstdError as e:
+        raise CorruptFileError(f"ZSTD decompression failed: {e}") from None
+    if len(data) != usize:
+        raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
+    return data
+
+
 def row_number(i, n: int, name: str) -> int:
     """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
     i = operator.index(i)    # ints and numpy integers, not floats
@@ -284,29 +305,12 @@ class RowFileReader:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
         frame = self._source.frame(offset, size)
         try:
-            # A frame's own content size would bypass max_output_size: check it,
-            # unless the header's descriptor byte has no content-size flags (as
-            # Java writes frames: read without a call).
-            if len(frame) < 5 or frame[4] & 0xE0:
-                declared = zstandard.frame_content_size(frame)
-                if declared != -1 and declared != usize:
-                    raise CorruptFileError(f"{self.name}: block {b}: the ZSTD frame declares "
-                                           f"{declared} bytes, but the index declares {usize}")
-            # Paimon Java writes frames without a content size: give the bound
-            # (max_output_size, passed by position: faster than by keyword).
-            data = d.decompress(frame, usize or 1)
-        except zstandard.ZstdError as e:
-            raise CorruptFileError(f"{self.name}: block {b}: ZSTD decompression failed: {e}") from None
+            block = _rowcodec.Block(decompress_frame(d, frame, usize))
+        except CorruptFileError as e:
+            raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
         finally:
             if type(frame) is memoryview:
                 frame.release()
-        if len(data) != usize:
-            raise CorruptFileError(f"{self.name}: block {b} decompressed to {len(data)} bytes, "
-                                   f"but the index declares {usize}")
-        try:
-            block = _rowcodec.Block(data)
-        except CorruptFileError as e:
-            raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
         if block.num_rows != rows:
             raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
                                    f"index says {rows}")

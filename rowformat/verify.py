@@ -21,7 +21,7 @@ from .arrow_types import to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError
 from .footer import FOOTER_SIZE, Footer
-from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, _Source
+from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, _Source, decompress_frame
 from .types import as_row_type
 
 try:  # the reader defines it once the row size limit is merged
@@ -203,11 +203,8 @@ class _Checker:
             except CorruptFileError as e:
                 self.add("block", _strip(str(e), self.src.name), block=b)
                 continue
-            data = self.decompress(dctx, b, frame, usize)
-            if data is None:
-                continue
             try:
-                block = _rowcodec.Block(data)
+                block = _rowcodec.Block(decompress_frame(dctx, frame, usize))
             except CorruptFileError as e:
                 self.add("block", str(e), block=b)
                 continue
@@ -217,27 +214,6 @@ class _Checker:
                                   f"(rows {first} to {int(ends[b]) - 1})", block=b)
             self.offsets(block, b, first)
             self.rows(decoder, block, b, first)
-
-    def decompress(self, dctx, b, frame, usize):
-        try:
-            declared = zstandard.frame_content_size(frame)
-        except zstandard.ZstdError as e:
-            self.add("block", f"not a ZSTD frame: {e}", block=b)
-            return None
-        if declared not in (-1, usize):
-            self.add("block", f"ZSTD frame declares {declared} bytes, but the index declares "
-                              f"{usize}", block=b)
-            return None
-        try:
-            data = dctx.decompress(frame, max_output_size=max(usize, 1))
-        except zstandard.ZstdError as e:
-            self.add("block", f"ZSTD decompression failed: {e}", block=b)
-            return None
-        if len(data) != usize:
-            self.add("block", f"decompressed to {len(data)} bytes, but the index declares {usize}",
-                     block=b)
-            return None
-        return data
 
     def offsets(self, block, b, first):
         """The row offset array: starts at 0, never decreases, stays inside
