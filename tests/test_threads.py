@@ -79,6 +79,15 @@ def _run(reader, kind, args):
     return pa.Table.from_batches(batches, schema=reader.arrow_schema)
 
 
+def _run_threads(worker):
+    """worker(t) for t in range(THREADS), each on its own thread; returns when all end."""
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+
 def _same(got, want):
     if isinstance(want, pa.Table):
         return got.combine_chunks().equals(want.combine_chunks())
@@ -104,11 +113,7 @@ def test_shared_reader_matches_one_thread(data, cache_bytes, threads):
             except BaseException as e:      # reported below, with the thread
                 failures.append((t, "raised", repr(e)))
 
-        workers = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+        _run_threads(worker)
         assert not failures, failures[:5]
         cache = shared._cache
         assert cache.nbytes <= max(cache.budget, 0)
@@ -134,11 +139,7 @@ def test_block_cache_under_contention():
                 errors.append((k, got))
             cache.put(k, ("block", k), 100)
 
-    ts = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    _run_threads(worker)
     assert not errors
     assert cache.nbytes == 100 * len(cache._items) <= 300
 
@@ -169,11 +170,7 @@ def test_fory_encoder_shared_by_threads():
         except BaseException as e:
             failures.append(repr(e))
 
-    ts = [threading.Thread(target=worker, args=(t,)) for t in range(THREADS)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    _run_threads(worker)
     assert not failures, failures[:5]
 
 
