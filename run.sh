@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # One entry point for people and CI.
-#   bash run.sh demo   set up .venv, build, run the main job: a pipeline on local Spark
-#   bash run.sh test   set up .venv, build, run the whole test suite (Spark included)
+#   bash run.sh demo   set up .venv, run the main job: a pipeline on local Spark
+#   bash run.sh test   set up .venv, run the whole test suite (Spark included)
 #   bash run.sh fuzz [seconds per target]   fuzz the readers (default 600 s each)
-#   bash run.sh setup  only set up .venv and build
+#   bash run.sh setup  only set up .venv
 # Needs Python >= 3.11, a C compiler, and Java 17+ for Spark.
+#
+# The package is installed in editable mode: the compiled modules rebuild on
+# import when their sources change, so `.venv/bin/python -m pytest` from the
+# repository root tests the current tree. Setup reinstalls only when
+# pyproject.toml or CMakeLists.txt changed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 cd "$ROOT"
@@ -15,19 +20,19 @@ setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
     fi
-    "$VENV/bin/python" -m pip install -q --upgrade pip
-    # Build the wheel from source (Cython, C) and install it with the test and
-    # Spark extras; tests import this installed package, never the source tree.
-    "$VENV/bin/python" -m pip install -q ".[test,spark]"
-}
-
-# Spark's Python workers put the JVM's working directory on sys.path: run
-# from a scratch directory so they import the installed package.
-in_scratch() {
-    local dir
-    dir="$(mktemp -d)"
-    (cd "$dir" && "$@")
-    rm -rf "$dir"
+    local stamp="$VENV/.rowformat-setup" want
+    want="$(cat pyproject.toml CMakeLists.txt | sha256sum | cut -c1-16)"
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        # editable rebuilds run in this venv, so the build tools live here too
+        "$VENV/bin/python" -m pip install -q "scikit-build-core>=0.10" "cython>=3.0" \
+            "cython-cmake>=0.2" cmake ninja
+        "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test,spark]"
+        # Spark finds the paimon-row source by listing pyspark_* modules on
+        # sys.path, which an editable install's import hook does not show it
+        "$VENV/bin/python" -c "import site, sys; open(site.getsitepackages()[0] + '/rowformat-spark.pth', 'w').write(sys.argv[1] + '\n')" "$ROOT/src"
+        echo "$want" > "$stamp"
+    fi
 }
 
 case "${1:-}" in
@@ -37,13 +42,12 @@ case "${1:-}" in
         setup
         shift
         export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
-        in_scratch "$VENV/bin/python" "$ROOT/examples/spark_pipeline.py" "$@" ;;
+        "$VENV/bin/python" docs/examples/spark_pipeline.py "$@" ;;
     test)
         setup
         shift
-        "$VENV/bin/python" -P -c "import rowformat; print('testing', rowformat.__file__)"
         export SPARK_LOCAL_IP="${SPARK_LOCAL_IP:-127.0.0.1}"
-        "$VENV/bin/pytest" "$@" ;;
+        "$VENV/bin/python" -m pytest "$@" ;;
     fuzz)
         setup
         shift

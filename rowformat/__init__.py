@@ -1,5 +1,6 @@
 """rowformat: Apache Paimon .row files and the Apache Fory row format."""
-from .errors import CorruptFileError, LimitExceededError, RowFormatError, SchemaError, ValueConversionError
+from .errors import (CorruptFileError, LimitExceededError, RowFormatError, RowIndexError, SchemaError,
+                     ValueConversionError)
 from .types import schema, parse_type
 from .types import (
     ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
@@ -8,7 +9,7 @@ from .types import (
 from .arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
 from .footer import Footer
 from .block_index import BlockIndex
-from .reader import RowFileReader, RowIndexError
+from .reader import RowFileReader
 from .writer import RowFileWriter
 from .verify import Problem, VerifyReport, verify
 from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,

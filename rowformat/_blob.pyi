@@ -4,9 +4,6 @@ from typing import Iterable
 import numpy as np
 import numpy.typing as npt
 
-class VarintError(ValueError):
-    """The index bytes are not a sequence of complete varints."""
-
 def encode(values: Iterable[int] | npt.NDArray[np.integer]) -> bytes: ...
 def decode(data: bytes | bytearray | memoryview) -> npt.NDArray[np.int64]: ...
 def layout(lengths: npt.NDArray[np.integer] | Iterable[int], limit: int, min_length: int,

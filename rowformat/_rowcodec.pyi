@@ -5,7 +5,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from .errors import CorruptFileError, LimitExceededError
 from .types import RowType
 
 def error_message(code: int) -> str: ...
@@ -25,14 +24,6 @@ class Block:
     def __init__(self, data: bytes | bytearray | memoryview) -> None: ...
     @property
     def nbytes(self) -> int: ...
-
-class RowDecodeError(CorruptFileError):
-    row: int | None
-    column: int | None
-    def __init__(self, message: str, row: int | None, column: int | None) -> None: ...
-
-class RowLimitError(RowDecodeError, LimitExceededError):
-    """A row larger than max_row_size, or whose nulls would expand past it."""
 
 class RowDecoder:
     """Decodes rows of blocks into Arrow builders (``decode``/``finish``)

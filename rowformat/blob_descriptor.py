@@ -19,15 +19,11 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from .blob_stream import RangeStream
-from .errors import RowFormatError
+from .errors import BlobDescriptorError
 
 MAGIC = 0x424C4F4244455343          # "BLOBDESC"
 CURRENT_VERSION = 2
 _MAGIC_BYTES = struct.pack("<q", MAGIC)
-
-
-class BlobDescriptorError(RowFormatError, ValueError):
-    """Bytes that are not a valid blob descriptor."""
 
 
 @dataclass(frozen=True)

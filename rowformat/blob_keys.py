@@ -25,15 +25,11 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .errors import SchemaError, ValueConversionError
+from .errors import KeyDecodeError, SchemaError, ValueConversionError
 from .types import AtomicType, CharType, DataType, DecimalType, TimeType
 
 _EPOCH = datetime.date(1970, 1, 1)
 _MS_PER_DAY = 86_400_000
-
-
-class KeyDecodeError(ValueError):
-    """Key bytes that do not decode to a value of the key type."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _blob
-from .errors import CorruptFileError
+from .errors import CorruptFileError, VarintError
 
 VERSION = 1
 FOOTER_SIZE = 5
@@ -64,7 +64,7 @@ class BlobIndex:
         data_length = size - FOOTER_SIZE - index_length
         try:
             lengths = _blob.decode(source.read(data_length, index_length))
-        except _blob.VarintError as e:
+        except VarintError as e:
             raise CorruptFileError(f"Corrupt blob file {name}: invalid index ({e})") from None
         offsets, used, bad, reason = _blob.layout(lengths, data_length, ENTRY_OVERHEAD,
                                                   PLACEHOLDER_LENGTH)

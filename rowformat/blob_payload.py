@@ -23,8 +23,8 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _blob
-from .blob_keys import KeyCodec, KeyDecodeError
-from .errors import ValueConversionError
+from .blob_keys import KeyCodec
+from .errors import KeyDecodeError, PayloadError, ValueConversionError, VarintError
 
 ARRAY_MAGIC = 0x41424342
 MAP_MAGIC = 0x4D424342
@@ -36,10 +36,6 @@ INT32_MAX = 0x7FFFFFFF
 NULL_ELEMENT = -1
 
 Read = Callable[[int, int], bytes | memoryview]
-
-
-class PayloadError(ValueError):
-    """A malformed nested payload."""
 
 
 # -- writing -----------------------------------------------------------------------
@@ -104,7 +100,7 @@ def write_map(sink, entries: list[tuple[bytes | None, Any]]) -> None:
 def _decode_index(data: bytes | memoryview, what: str) -> np.ndarray:
     try:
         return _blob.decode(data)
-    except _blob.VarintError as e:
+    except VarintError as e:
         raise PayloadError(f"Invalid {what} index: {e}") from None
 
 

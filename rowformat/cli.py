@@ -886,7 +886,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:     # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     from .errors import RowFormatError
-    from .reader import RowIndexError
+    from .errors import RowIndexError
     out = sys.stdout
     try:
         return args.func(args, out)

@@ -1,18 +1,15 @@
-"""The exceptions rowformat raises. Every one is a RowFormatError, so callers
-can catch the package's errors with one except clause."""
+"""Every exception rowformat raises. Each is a RowFormatError, so callers
+can catch the package's errors with one except clause; the compiled modules
+raise these same classes (they import them from here)."""
 
 
 class RowFormatError(Exception):
     """Base class of every rowformat error."""
 
 
+# -- schemas and values ------------------------------------------------------------
 class SchemaError(RowFormatError, ValueError):
     """A schema or type text is invalid, or a type has no mapping."""
-
-
-class CorruptFileError(RowFormatError):
-    """A file or buffer is malformed: bad footer, index, block or row bytes.
-    The message names the file and, where known, the block, row and column."""
 
 
 class ValueConversionError(RowFormatError, ValueError):
@@ -20,5 +17,62 @@ class ValueConversionError(RowFormatError, ValueError):
     or null in a NOT NULL column. The message names the column and row."""
 
 
+# -- malformed input ---------------------------------------------------------------
+class CorruptFileError(RowFormatError):
+    """A file or buffer is malformed: bad footer, index, block or row bytes.
+    The message names the file and, where known, the block, row and column."""
+
+
 class LimitExceededError(CorruptFileError):
     """A file declares a block or row larger than the configured limit."""
+
+
+class RowIndexError(RowFormatError, IndexError):
+    """A row number outside the file."""
+
+
+class RowDecodeError(CorruptFileError):
+    """Carries the local row and top-level column of a .row decode failure,
+    for the reader to turn into a message naming file, block, row and column."""
+
+    def __init__(self, message, row, column):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+
+
+class RowLimitError(RowDecodeError, LimitExceededError):
+    """A row larger than the decoder's max_row_size, or whose nulls would
+    expand past it."""
+
+
+class VarintError(CorruptFileError, ValueError):
+    """Index bytes that are not a sequence of complete, in-range varints."""
+
+
+# -- Fory rows ---------------------------------------------------------------------
+class MalformedRowError(CorruptFileError):
+    """Fory row bytes do not match the schema: an offset, size or count points
+    outside the row, or a value is invalid (bad UTF-8, decimal too wide)."""
+
+
+class SchemaHashMismatchError(MalformedRowError):
+    """The 8-byte schema hash in front of a Fory row is not this schema's."""
+
+
+# -- .blob files -------------------------------------------------------------------
+class BlobDescriptorError(RowFormatError, ValueError):
+    """Bytes that are not a valid blob descriptor."""
+
+
+class PayloadError(CorruptFileError, ValueError):
+    """A malformed nested ARRAY or MAP payload of a .blob entry."""
+
+
+class KeyDecodeError(CorruptFileError, ValueError):
+    """MAP key bytes of a .blob payload that do not decode to the key type."""
+
+
+# -- Spark datasets ----------------------------------------------------------------
+class DatasetError(RowFormatError):
+    """A dataset directory is missing, malformed or used inconsistently."""

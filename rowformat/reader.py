@@ -25,7 +25,7 @@ from . import _rowcodec, fs
 from .arrow_types import to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex
-from .errors import CorruptFileError, LimitExceededError, RowFormatError
+from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
 from .footer import FOOTER_SIZE, Footer
 from .types import RowType, as_row_type
 
@@ -62,10 +62,6 @@ def _forget_pools_in_child():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools_in_child)
-
-
-class RowIndexError(RowFormatError, IndexError):
-    """A row number outside the file."""
 
 
 class _Source:
@@ -386,7 +382,7 @@ class RowFileReader:
         local = i - self._starts_list[b]
         try:
             return dec.decode_row(block, local)
-        except _rowcodec.RowDecodeError as e:
+        except RowDecodeError as e:
             raise self._decode_error(b, e) from None
 
     def __getitem__(self, i: int) -> tuple:
@@ -446,7 +442,7 @@ class RowFileReader:
                     dec.decode(block, None, start, stop)
                 else:
                     dec.decode(block, local[start:stop])
-            except _rowcodec.RowDecodeError as e:
+            except RowDecodeError as e:
                 raise self._decode_error(b, e) from None
         return dec.finish()
 

@@ -19,7 +19,7 @@ import zstandard
 from . import _rowcodec
 from .arrow_types import to_arrow_schema
 from .block_index import BlockIndex
-from .errors import CorruptFileError, LimitExceededError
+from .errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import FOOTER_SIZE, Footer
 from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, _Source, decompress_frame
 from .types import as_row_type
@@ -243,7 +243,7 @@ class _Checker:
             try:
                 decoder.decode(block, None, start, n)
                 start = n
-            except _rowcodec.RowDecodeError as e:
+            except RowDecodeError as e:
                 i = e.row if e.row is not None else start
                 bad.add(i)
                 kind = "limit" if isinstance(e, LimitExceededError) else "row"
@@ -260,7 +260,7 @@ class _Checker:
                 continue
             try:
                 decoder.decode_row(block, i)
-            except _rowcodec.RowDecodeError as e:
+            except RowDecodeError as e:
                 kind = "limit" if isinstance(e, LimitExceededError) else "row"
                 self.add(kind, str(e), block=b, row=first + i,
                          column=names[e.column] if e.column is not None else None)

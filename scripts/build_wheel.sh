@@ -4,8 +4,9 @@
 #   2. auditwheel repair of the wheel (manylinux tag, vendored libraries), and a
 #      check that the stubs, py.typed and the entry point are in it;
 #   3. a clean virtualenv with only the repaired wheel and its [test] extra;
-#   4. the test suite run there from a directory outside the repository.
-# Usage: bash scripts/build_wheel.sh [pytest args...]   (default: the whole suite)
+#   4. cibuildwheel's test-command (pyproject.toml), run as cibuildwheel runs it:
+#      from a directory holding only copies of tests/ and pyproject.toml.
+# Usage: bash scripts/build_wheel.sh
 # Env: PYTHON (default python3), KEEP=1 keeps the work directory, OUT=dir copies
 # the sdist and repaired wheel there.
 set -euo pipefail
@@ -44,12 +45,17 @@ step "clean venv with the repaired wheel and its [test] extra"
 "$WORK/env/bin/python" -m pip install -q --upgrade pip
 "$WORK/env/bin/python" -m pip install -q "${repaired}[test]"
 
-step "tests against the installed wheel, run from outside the repository"
-cd "$WORK"
-"$WORK/env/bin/python" -P -c "import rowformat, sys; print('testing', rowformat.__file__); \
+step "cibuildwheel's test-command against the installed wheel, beside copies of tests/ and pyproject.toml"
+mkdir "$WORK/test"
+cp -r "$ROOT/tests" "$ROOT/pyproject.toml" "$WORK/test/"
+cd "$WORK/test"
+"$WORK/env/bin/python" -c "import rowformat, sys; print('testing', rowformat.__file__); \
     assert rowformat.__file__.startswith('$WORK/env/'), 'not the installed wheel'"
 "$WORK/env/bin/rowformat" --version
-"$WORK/env/bin/python" -m pytest "$ROOT/tests" -q -p no:cacheprovider "$@"
+command="$("$WORK/env/bin/python" -c "import tomllib
+print(tomllib.load(open('pyproject.toml', 'rb'))['tool']['cibuildwheel']['test-command'])")"
+echo "$command"
+PATH="$WORK/env/bin:$PATH" bash -c "$command"
 
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp "$WORK"/dist/*.tar.gz "$repaired" "$OUT"/; fi
 step "done: $(basename "$repaired")"

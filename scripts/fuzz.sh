@@ -26,13 +26,13 @@ for script in tests/fuzz/fuzz_*.py; do
     findings="$WORK/$target/findings"
     mkdir -p "$corpus" "$findings"
     if [ -z "$(ls -A "$corpus")" ]; then
-        "$PY" -P -c "import sys; sys.path.insert(0, 'tests/fuzz'); import _schemas, pathlib
+        "$PY" -c "from tests.fuzz import _schemas; import pathlib
 for i, s in enumerate(_schemas.seeds_for('$target')): pathlib.Path('$corpus', f'seed{i:03d}').write_bytes(s)"
     fi
     echo "== $target: ${SECONDS_PER_TARGET}s, corpus $(ls "$corpus" | wc -l) inputs"
     extra=()
     if [ "$JOBS" -gt 1 ]; then extra=(-jobs="$JOBS" -workers="$JOBS"); fi
-    "$PY" -P "$script" "$corpus" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
+    "$PY" -m "tests.fuzz.fuzz_$target" "$corpus" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
         -rss_limit_mb=2048 -artifact_prefix="$findings/" -print_final_stats=1 "${extra[@]}" \
         2>&1 | grep -v '^INFO: Instrumenting' | tail -n 25
     rc=${PIPESTATUS[0]}

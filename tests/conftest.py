@@ -4,8 +4,7 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, settings
 
-SHARED = pathlib.Path(__file__).resolve().parents[1].parent / "shared"
-VECTORS = SHARED / "vectors"
+DATA = pathlib.Path(__file__).resolve().parent / "data"
 
 settings.register_profile("ci", max_examples=60, derandomize=True, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -15,9 +14,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 @pytest.fixture
 def fixture_path():
-    path = VECTORS / "java-written-fixture.row"
-    assert path.exists(), f"missing shared vector {path}"
-    return path
+    """A .row file written by Paimon Java's RowFileFormat writer."""
+    return DATA / "java-written-fixture.row"
 
 
 @pytest.fixture(autouse=True)

@@ -2,15 +2,12 @@
 (tests/fuzz/regressions/<target>/) and the valid seed inputs: each must
 decode or raise a rowformat.RowFormatError, nothing else."""
 import pathlib
-import sys
 
 import pytest
 
-FUZZ = pathlib.Path(__file__).resolve().parent / "fuzz"
-sys.path.insert(0, str(FUZZ))
+from tests.fuzz import _schemas, _targets
 
-import _schemas  # noqa: E402
-import _targets  # noqa: E402
+FUZZ = pathlib.Path(__file__).resolve().parent / "fuzz"
 
 TARGETS = {"row_reader": _targets.row_reader, "fory": _targets.fory}
 REGRESSIONS = sorted((t, p) for t in TARGETS for p in (FUZZ / "regressions" / t).glob("*")

@@ -10,8 +10,9 @@ COMPILED = ["rowformat._rowcodec", "rowformat._blockindex", "rowformat._blob", "
 
 def _stub(module):
     mod = importlib.import_module(module)
-    path = pathlib.Path(mod.__file__)
-    stub = path.parent / (path.name.split(".")[0] + ".pyi")
+    package, name = module.rsplit(".", 1)
+    # beside the package's .py files (in a wheel, also beside the compiled module)
+    stub = pathlib.Path(importlib.import_module(package).__file__).parent / (name + ".pyi")
     assert stub.exists(), f"{stub} is not installed"
     return mod, ast.parse(stub.read_text())
 

@@ -8,6 +8,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.source_tree
 @pytest.mark.parametrize("flags", [[], ["-DRF_NO_SIMD"]], ids=["simd", "portable"])
 def test_wire_helpers_match_reference(tmp_path, flags):
     cc = shutil.which("cc") or shutil.which("gcc")

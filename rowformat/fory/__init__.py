@@ -11,18 +11,14 @@ import struct as _struct
 
 import pyarrow as _pa
 
-from rowformat.errors import RowFormatError, SchemaError
+from rowformat.errors import MalformedRowError, RowFormatError, SchemaError, SchemaHashMismatchError
 from . import schema as _schema
-from ._row import ArrayView, MalformedRowError, MapView, Plan as _Plan, StructView
+from ._row import ArrayView, MapView, Plan as _Plan, StructView
 
 __all__ = [
     "RowEncoder", "RowView", "StructView", "ArrayView", "MapView",
     "MalformedRowError", "SchemaHashMismatchError", "schema_hash", "schema_bytes",
 ]
-
-
-class SchemaHashMismatchError(MalformedRowError):
-    """The 8-byte schema hash in front of a row is not this schema's."""
 
 
 _PLANS: dict = {}

@@ -5,11 +5,6 @@ from typing import Any, Iterator
 
 import pyarrow as pa
 
-from rowformat.errors import CorruptFileError
-
-class MalformedRowError(CorruptFileError):
-    """Row bytes do not match the schema."""
-
 class Plan:
     """C copy of a schema Layout; owns the Node tree."""
     layout: Any

@@ -49,7 +49,7 @@ from typing import Any
 
 from .. import schema_json
 from ..atomic import write_atomically
-from ..errors import RowFormatError, SchemaError
+from ..errors import DatasetError, SchemaError
 from ..types import RowType
 
 MANIFEST = "_manifest.json"
@@ -57,10 +57,6 @@ SCHEMA_DIR = "schema"
 TEMPORARY = "_temporary"
 ABORTED_PREFIX = "_aborted-"
 DATA_SUFFIX = ".row"
-
-
-class DatasetError(RowFormatError):
-    """A dataset directory is missing, malformed or used inconsistently."""
 
 
 # ---------------------------------------------------------------- schema JSON

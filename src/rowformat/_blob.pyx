@@ -10,9 +10,7 @@ from libc.stdint cimport int64_t, uint64_t, uint8_t
 
 import numpy as np
 
-
-class VarintError(ValueError):
-    """The index bytes are not a sequence of complete varints."""
+from rowformat.errors import VarintError
 
 
 def encode(values) -> bytes:

@@ -29,7 +29,8 @@ import decimal as _decimal
 import numpy as _np
 import pyarrow as pa
 
-from rowformat.errors import CorruptFileError, LimitExceededError, ValueConversionError
+from rowformat.errors import (CorruptFileError, LimitExceededError, RowDecodeError, RowLimitError,
+                              ValueConversionError)
 
 
 cdef enum Kind:
@@ -1168,21 +1169,6 @@ cdef class Block:
     @property
     def nbytes(self):
         return self.view.len
-
-
-class RowDecodeError(CorruptFileError):
-    """Carries the local row and top-level column of a decode failure, for
-    the reader to turn into a message naming file, block, row and column."""
-
-    def __init__(self, message, row, column):
-        super().__init__(message)
-        self.row = row
-        self.column = column
-
-
-class RowLimitError(RowDecodeError, LimitExceededError):
-    """A row larger than the decoder's max_row_size, or whose nulls would
-    expand past it."""
 
 
 def _decode_error(int rc, row, column):

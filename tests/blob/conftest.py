@@ -1,5 +1,4 @@
-"""Helpers shared by the .blob tests (fixtures, since tests are imported in
-importlib mode and cannot import each other)."""
+"""Fixtures shared by the .blob tests."""
 import io
 import struct
 import zlib

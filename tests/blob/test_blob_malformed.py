@@ -11,7 +11,7 @@ from pyroaring import BitMap
 from rowformat import _blob
 from rowformat.blob import PLACEHOLDER
 from rowformat.errors import CorruptFileError, RowFormatError
-from rowformat.reader import RowIndexError
+from rowformat.errors import RowIndexError
 
 
 def blob_file(data: bytes, lengths, version=1, index_length=None) -> bytes:

@@ -2,6 +2,7 @@
 import pytest
 
 from rowformat import _blob
+from rowformat.errors import VarintError
 
 MAX, MIN = (1 << 63) - 1, -(1 << 63)
 
@@ -37,7 +38,7 @@ def test_length_of_mixed_list():
     ("ff" * 10 + "01", "Varint overflow"),
 ])
 def test_malformed(hexdata, message):
-    with pytest.raises(_blob.VarintError, match=message):
+    with pytest.raises(VarintError, match=message):
         _blob.decode(bytes.fromhex(hexdata))
 
 

@@ -2,16 +2,13 @@
 schema / Python value conversion as described in the vector file's meta."""
 import datetime as dt
 import json
-import pathlib
-import sys
 import types
 
 import pytest
 
 # the vector-JSON -> Arrow conversion is shared with the fuzz targets, which run without pytest
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "fuzz"))
-from _schemas import FORY_VECTORS  # noqa: E402
-from _schemas import fory_arrow_schema as arrow_schema, fory_arrow_type as arrow_type  # noqa: E402
+from tests.fuzz._schemas import FORY_VECTORS
+from tests.fuzz._schemas import fory_arrow_schema as arrow_schema, fory_arrow_type as arrow_type
 
 EPOCH = dt.datetime(1970, 1, 1)
 

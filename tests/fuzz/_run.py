@@ -12,10 +12,9 @@ import tempfile
 
 import atheris
 
-with atheris.instrument_imports(include=["rowformat", "_targets", "_schemas"]):
+with atheris.instrument_imports(include=["rowformat", "tests.fuzz"]):
     import rowformat  # noqa: F401  (instrumented: Python-level coverage of the package)
-    import _schemas
-    import _targets
+    from tests.fuzz import _schemas, _targets
 
 
 def main(target: str):

@@ -20,9 +20,9 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-SHARED = pathlib.Path(__file__).resolve().parents[3] / "shared" / "vectors"
-FIXTURE_ROW = SHARED / "java-written-fixture.row"
-FORY_VECTORS = SHARED / "fory-vectors.json"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+FIXTURE_ROW = DATA / "java-written-fixture.row"
+FORY_VECTORS = DATA / "fory-vectors.json"
 
 FIXTURE_SCHEMA = ("id INT, name VARCHAR(20), amount DECIMAL(20, 2), ts TIMESTAMP(6), scores ARRAY<INT>, "
                   "attrs MAP<VARCHAR(20) NOT NULL, INT>, nested ROW<flag BOOLEAN, note VARCHAR(20)>")

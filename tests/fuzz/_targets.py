@@ -10,7 +10,7 @@ import pyarrow as pa
 import rowformat
 from rowformat import RowFileReader, RowFormatError, schema
 
-from _schemas import SCHEMAS
+from tests.fuzz._schemas import SCHEMAS
 
 # Small limits: a fuzz input must not be able to make us allocate more than
 # a few MiB more than its own size.
@@ -115,7 +115,7 @@ def _fory_cases():
     if _FORY is None:
         from rowformat.fory import RowEncoder
 
-        from _schemas import fory_cases
+        from tests.fuzz._schemas import fory_cases
         _FORY = [(s, layout, RowEncoder(s, layout)) for s, layout, _ in fory_cases()]
     return _FORY
 

@@ -1,15 +1,10 @@
 #!/usr/bin/env python3
 """atheris fuzz target: see tests/fuzz/_targets.py (fory) and _run.py.
 
-    python tests/fuzz/fuzz_fory.py [CORPUS_DIR ...] -max_total_time=60
-    python tests/fuzz/fuzz_fory.py -atheris_runs=100000
+    python -m tests.fuzz.fuzz_fory [CORPUS_DIR ...] -max_total_time=60
+    python -m tests.fuzz.fuzz_fory -atheris_runs=100000
 """
-import os
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import _run  # noqa: E402
+from tests.fuzz import _run
 
 if __name__ == "__main__":
     _run.main("fory")

@@ -35,7 +35,7 @@ import threading as _threading
 import decimal as _decimal
 import pyarrow as pa
 
-from rowformat.errors import CorruptFileError, ValueConversionError, SchemaError
+from rowformat.errors import MalformedRowError, ValueConversionError, SchemaError
 
 cdt.import_datetime()
 
@@ -61,11 +61,6 @@ cdef extern from "Python.h":
     object PyBool_FromLong(long v)
     PyObject *PyObject_GetAttr(object o, object name)
     void PyErr_Clear()
-
-
-class MalformedRowError(CorruptFileError):
-    """Row bytes do not match the schema: an offset, size or count points
-    outside the row, or a value is invalid (bad UTF-8, decimal too wide)."""
 
 
 # Kinds: keep in sync with rowformat/fory/schema.py.

@@ -8,12 +8,9 @@ import sys
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
-ROOT = os.path.dirname(BENCH)
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != ROOT]  # installed package only
-sys.path.insert(0, BENCH)
+import dataset  # benchmarks/ is on sys.path (conftest.py)
 
-import dataset  # noqa: E402
+BENCH = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_dataset_is_seeded_and_shaped():
