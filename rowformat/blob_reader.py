@@ -25,7 +25,7 @@ from .blob_meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
 from .blob_payload import PayloadError, array_layout, map_layout, slices
 from .blob_stream import RangeStream
 from .errors import CorruptFileError, ValueConversionError
-from .reader import _as_rows, _Source, row_number
+from .source import Source, as_rows, row_number
 
 SMALL_ENTRY = 1 << 20        # open() reads entries up to this size whole and verifies them at once
 COALESCE = 8 << 20           # read() merges adjacent entries into reads of up to this size
@@ -45,7 +45,7 @@ class BlobFileReader:
         self.verify = verify
         self.legacy_crc = legacy_crc and self.kind.kind != "MAP"   # MAP CRCs were always right
         self.column = column
-        self._source = _Source(path_or_file)
+        self._source = Source(path_or_file)
         self.name = self._source.name
         self._closed = False
         try:
@@ -277,12 +277,12 @@ class BlobFileReader:
         if selection is None:
             rows = np.arange(self.num_rows)
         else:
-            rows = np.unique(_as_rows(selection, self.num_rows, "selection"))
+            rows = np.unique(as_rows(selection, self.num_rows, "selection"))
         return self._arrow(self._values(rows))
 
     def take(self, rows) -> pa.Table:
         """The rows ``rows`` in the order given (duplicates allowed)."""
-        rows = _as_rows(rows, self.num_rows, "rows")
+        rows = as_rows(rows, self.num_rows, "rows")
         unique, inverse = np.unique(rows, return_inverse=True)
         values = list(self._values(unique))
         return self._arrow(values[k] for k in inverse.ravel().tolist())

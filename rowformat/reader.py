@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import mmap
-import operator
 import os
 import threading
 from collections import deque
@@ -21,12 +19,13 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from . import _rowcodec, fs
+from . import _rowcodec
 from .arrow_types import to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
 from .footer import FOOTER_SIZE, Footer
+from .source import Source, as_rows, row_number
 from .types import RowType, as_row_type
 
 TAIL_READ = 64 * 1024          # Paimon reads this much of the tail at open
@@ -64,93 +63,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
-class _Source:
-    """Positional reads from a path (pread, thread-safe) or a seekable file
-    object (seek + read under a lock). With ``memory_map``, a local file is
-    also mapped, and frames are read as zero-copy views of the mapping."""
-
-    def __init__(self, path_or_file, memory_map: bool = False):
-        self._fd = None
-        self._file = None
-        self._map = None
-        self._view = None
-        self._lock = threading.Lock()
-        self._owned = False
-        local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
-        if memory_map and not local_path:
-            raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
-        if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
-            self.name = path_or_file
-            self._file = fs.open_input(path_or_file)
-            self._owned = True
-            self.size = self._file.seek(0, os.SEEK_END)
-        elif isinstance(path_or_file, (str, bytes, os.PathLike)):
-            self.name = os.fsdecode(path_or_file)
-            self._fd = os.open(path_or_file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-            self.size = os.fstat(self._fd).st_size
-            if memory_map and self.size:
-                try:
-                    self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
-                except BaseException:
-                    os.close(self._fd)
-                    raise
-                self._view = memoryview(self._map)
-        else:
-            f = path_or_file
-            if not (hasattr(f, "read") and hasattr(f, "seek")):
-                raise TypeError(f"expected a path or a binary file object with seek/read, "
-                                f"got {type(f).__name__}")
-            self.name = str(getattr(f, "name", "<file object>"))
-            self._file = f
-            self.size = f.seek(0, os.SEEK_END)
-
-    def read(self, offset: int, length: int) -> bytes:
-        fd, f = self._fd, self._file
-        if fd is not None:
-            data = os.pread(fd, length, offset)
-            while len(data) < length:  # pread may return short on some filesystems
-                more = os.pread(fd, length - len(data), offset + len(data))
-                if not more:
-                    break
-                data += more
-        elif f is not None:
-            with self._lock:
-                f.seek(offset)
-                data = f.read(length)
-        else:
-            raise ValueError(f"{self.name}: the reader is closed")
-        if len(data) != length:
-            self._truncated(offset, length, len(data))
-        return data
-
-    def frame(self, offset: int, length: int):
-        """read(), or with a mapping a view of it, which the caller releases
-        (a mapping cannot close while views of it are alive)."""
-        view = self._view
-        if view is None:
-            return self.read(offset, length)
-        if offset + length > len(view):
-            self._truncated(offset, length, max(0, len(view) - offset))
-        return view[offset:offset + length]
-
-    def _truncated(self, offset: int, length: int, got: int):
-        raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
-                               f"offset {offset}: the file is truncated")
-
-    def close(self):
-        if self._map is not None:
-            self._view.release()
-            self._view = None
-            self._map.close()
-            self._map = None
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        if self._owned and self._file is not None:
-            self._file.close()
-            self._file = None
-
-
 def decompress_frame(dctx, frame, usize: int) -> bytes:
     """A block's ZSTD frame decompressed to exactly ``usize`` bytes, as its
     index entry declares, or CorruptFileError (for after "block B: ").
@@ -170,36 +82,6 @@ def decompress_frame(dctx, frame, usize: int) -> bytes:
     if len(data) != usize:
         raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
     return data
-
-
-def row_number(i, n: int, name: str) -> int:
-    """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
-    i = operator.index(i)    # ints and numpy integers, not floats
-    if i < 0:
-        i += n
-    if not 0 <= i < n:
-        raise RowIndexError(f"row {i} outside [0, {n}) in {name}")
-    return i
-
-
-def _as_rows(rows, n: int, what: str) -> np.ndarray:
-    """Row numbers as an int64 array, checked to lie in [0, n)."""
-    if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
-        arr = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
-    elif isinstance(rows, np.ndarray):
-        if rows.dtype.kind not in "iu":
-            raise TypeError(f"{what} must be integers, got dtype {rows.dtype}")
-        arr = rows.astype(np.int64, copy=False).ravel()
-    elif isinstance(rows, (pa.Array, pa.ChunkedArray)):
-        arr = np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
-    else:
-        arr = np.fromiter(rows, dtype=np.int64)
-    if len(arr):
-        lo, hi = arr.min(), arr.max()
-        if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")
-    return arr
 
 
 class RowFileReader:
@@ -231,7 +113,7 @@ class RowFileReader:
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
         self.max_row_size = max_row_size
-        self._source = _Source(path_or_file, memory_map)
+        self._source = Source(path_or_file, memory_map)
         self.name = self._source.name
         try:
             self._open()
@@ -488,7 +370,7 @@ class RowFileReader:
             if selection and not (0 <= selection.start and selection.stop <= self.num_rows):
                 raise RowIndexError(f"selection {selection} outside [0, {self.num_rows})")
             return selection
-        rows = _as_rows(selection, self.num_rows, "selection")
+        rows = as_rows(selection, self.num_rows, "selection")
         if len(rows) > 1 and not np.all(rows[1:] > rows[:-1]):
             rows = np.unique(rows)
         return rows
@@ -533,7 +415,7 @@ class RowFileReader:
         """The rows ``row_numbers``, in the order given (duplicates allowed)."""
         positions = self._column_positions(columns)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-        rows = _as_rows(row_numbers, self.num_rows, "row_numbers")
+        rows = as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
             batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
             return pa.Table.from_batches(batches, schema=schema)

@@ -21,7 +21,8 @@ from .arrow_types import to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import FOOTER_SIZE, Footer
-from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, _Source, decompress_frame
+from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, decompress_frame
+from .source import Source
 from .types import as_row_type
 
 try:  # the reader defines it once the row size limit is merged
@@ -286,7 +287,7 @@ def verify(path_or_file, schema, *, max_errors: int = 100,
     row_type = as_row_type(schema)
     if max_errors < 1:
         raise ValueError(f"max_errors must be >= 1, got {max_errors}")
-    source = _Source(path_or_file)
+    source = Source(path_or_file)
     checker = _Checker(source, row_type, max_errors, max_block_size, max_row_size, python_values)
     try:
         found = checker.footer_and_index()

@@ -1,0 +1,132 @@
+"""Byte sources and row numbers, shared by the .row and .blob readers and
+``verify``: positional reads of a local path, a URL (fsspec) or a file
+object, and the checks that turn user row numbers into indexes."""
+from __future__ import annotations
+
+import mmap
+import operator
+import os
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+from . import fs
+from .errors import CorruptFileError, RowIndexError
+
+
+class Source:
+    """Positional reads from a path (pread, thread-safe) or a seekable file
+    object (seek + read under a lock). With ``memory_map``, a local file is
+    also mapped, and frames are read as zero-copy views of the mapping."""
+
+    def __init__(self, path_or_file, memory_map: bool = False):
+        self._fd = None
+        self._file = None
+        self._map = None
+        self._view = None
+        self._lock = threading.Lock()
+        self._owned = False
+        local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
+        if memory_map and not local_path:
+            raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
+        if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
+            self.name = path_or_file
+            self._file = fs.open_input(path_or_file)
+            self._owned = True
+            self.size = self._file.seek(0, os.SEEK_END)
+        elif isinstance(path_or_file, (str, bytes, os.PathLike)):
+            self.name = os.fsdecode(path_or_file)
+            self._fd = os.open(path_or_file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            self.size = os.fstat(self._fd).st_size
+            if memory_map and self.size:
+                try:
+                    self._map = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
+                except BaseException:
+                    os.close(self._fd)
+                    raise
+                self._view = memoryview(self._map)
+        else:
+            f = path_or_file
+            if not (hasattr(f, "read") and hasattr(f, "seek")):
+                raise TypeError(f"expected a path or a binary file object with seek/read, "
+                                f"got {type(f).__name__}")
+            self.name = str(getattr(f, "name", "<file object>"))
+            self._file = f
+            self.size = f.seek(0, os.SEEK_END)
+
+    def read(self, offset: int, length: int) -> bytes:
+        fd, f = self._fd, self._file
+        if fd is not None:
+            data = os.pread(fd, length, offset)
+            while len(data) < length:  # pread may return short on some filesystems
+                more = os.pread(fd, length - len(data), offset + len(data))
+                if not more:
+                    break
+                data += more
+        elif f is not None:
+            with self._lock:
+                f.seek(offset)
+                data = f.read(length)
+        else:
+            raise ValueError(f"{self.name}: the reader is closed")
+        if len(data) != length:
+            self._truncated(offset, length, len(data))
+        return data
+
+    def frame(self, offset: int, length: int):
+        """read(), or with a mapping a view of it, which the caller releases
+        (a mapping cannot close while views of it are alive)."""
+        view = self._view
+        if view is None:
+            return self.read(offset, length)
+        if offset + length > len(view):
+            self._truncated(offset, length, max(0, len(view) - offset))
+        return view[offset:offset + length]
+
+    def _truncated(self, offset: int, length: int, got: int):
+        raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
+                               f"offset {offset}: the file is truncated")
+
+    def close(self):
+        if self._map is not None:
+            self._view.release()
+            self._view = None
+            self._map.close()
+            self._map = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._owned and self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def row_number(i, n: int, name: str) -> int:
+    """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
+    i = operator.index(i)    # ints and numpy integers, not floats
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise RowIndexError(f"row {i} outside [0, {n}) in {name}")
+    return i
+
+
+def as_rows(rows, n: int, what: str) -> np.ndarray:
+    """Row numbers as an int64 array, checked to lie in [0, n)."""
+    if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
+        arr = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
+    elif isinstance(rows, np.ndarray):
+        if rows.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be integers, got dtype {rows.dtype}")
+        arr = rows.astype(np.int64, copy=False).ravel()
+    elif isinstance(rows, (pa.Array, pa.ChunkedArray)):
+        arr = np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
+    else:
+        arr = np.fromiter(rows, dtype=np.int64)
+    if len(arr):
+        lo, hi = arr.min(), arr.max()
+        if lo < 0 or hi >= n:
+            bad = lo if lo < 0 else hi
+            raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")
+    return arr
