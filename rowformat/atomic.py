@@ -1,14 +1,52 @@
 """Files that appear whole or not at all: written under a temporary name
 beside the target (for a URL, in a local staging directory) and moved into
 place only by commit(). A killed process leaves a hidden ``.<name>.*.tmp``
-file, never a partial file at the target."""
+file, never a partial file at the target.
+
+Committed files get the mode ``open()`` would give them (0666 less the
+umask), not mkstemp's private 0600, so other users and services can read
+them as they read any other file the process writes."""
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 
 from . import fs
 from .errors import RowFormatError
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """The process umask, without changing it where the OS can tell it
+    (Linux 4.7+); elsewhere set-and-restore under a lock."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def fsync_dir(path: str) -> None:
+    """fsyncs a directory, making the renames in it durable; a no-op where
+    directories cannot be opened (Windows)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class AtomicOutput:
@@ -16,17 +54,24 @@ class AtomicOutput:
         self.path = path
         fd, self.tmp_path = tempfile.mkstemp(
             prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=fs.staging_dir(path))
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, 0o666 & ~_umask())
         self.file = os.fdopen(fd, "wb", buffering=buffering)
 
     def commit(self, durable: bool = True) -> None:
         """Moves the bytes to the target: a rename, or an upload for a URL.
-        ``durable`` fsyncs them first, so the target survives a power loss
-        too (a killed process needs no fsync: the rename alone is atomic)."""
+        ``durable`` fsyncs the file before the rename and its directory
+        after it, so that the target survives a power loss too. Without it
+        nothing is fsynced: a killed process still leaves the old file or the
+        whole new one (the rename alone is atomic), but after a power loss
+        the target may be missing or empty."""
         self.file.flush()
         if durable:
             os.fsync(self.file.fileno())
         self.file.close()
         fs.replace(self.tmp_path, self.path)
+        if durable and not fs.is_url(self.path):
+            fsync_dir(os.path.dirname(os.path.abspath(self.path)))
 
     def discard(self) -> None:
         try:

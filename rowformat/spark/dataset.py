@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import schema_json
-from ..atomic import write_atomically
+from ..atomic import fsync_dir, write_atomically
 from ..errors import DatasetError, SchemaError
 from ..types import RowType
 
@@ -75,19 +75,6 @@ def schema_from_json(doc: dict) -> RowType:
 
 
 # ---------------------------------------------------------------- files
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
 
 @dataclass
 class FileEntry:
@@ -175,7 +162,7 @@ def _write_manifest(path: str, schema_id: int, snapshot: int, job: str,
     doc = {"version": 1, "schemaId": schema_id, "snapshot": snapshot, "job": job,
            "files": [e.to_json() for e in files]}
     write_atomically(os.path.join(path, MANIFEST), json.dumps(doc, indent=1).encode())
-    _fsync_dir(path)
+    fsync_dir(path)
 
 
 # ---------------------------------------------------------------- write jobs
@@ -219,7 +206,7 @@ def commit(path: str, row_type: RowType, staged: list[StagedFile], job: str,
             continue
         os.replace(s.tmp_path, os.path.join(path, s.name))
         new.append(FileEntry(s.name, s.rows))
-    _fsync_dir(path)
+    fsync_dir(path)
     kept = [] if overwrite or current is None else current.files
     snapshot = 1 if current is None else current.snapshot + 1
     _write_manifest(path, schema_id, snapshot, job, kept + new)      # the commit point
