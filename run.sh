@@ -9,7 +9,8 @@
 # The package is installed in editable mode: the compiled modules rebuild on
 # import when their sources change, so `.venv/bin/python -m pytest` from the
 # repository root tests the current tree. Setup reinstalls only when
-# pyproject.toml or CMakeLists.txt changed.
+# pyproject.toml or CMakeLists.txt changed, or a Python module was added,
+# moved or removed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 cd "$ROOT"
@@ -21,7 +22,9 @@ setup() {
         "$PY" -m venv "$VENV"
     fi
     local stamp="$VENV/.rowformat-setup" want
-    want="$(cat pyproject.toml CMakeLists.txt | sha256sum | cut -c1-16)"
+    # the editable install lists the package's files: a new or moved module needs a reinstall
+    want="$( (cat pyproject.toml CMakeLists.txt; find rowformat src -name '*.py' | sort) \
+        | sha256sum | cut -c1-16)"
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
         # editable rebuilds run in this venv, so the build tools live here too

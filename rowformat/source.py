@@ -25,7 +25,10 @@ class Source:
         self._file = None
         self._map = None
         self._view = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()       # seek + read of a file object
+        self._fence = threading.Condition(threading.Lock())
+        self._active = 0
+        self._closed = False
         self._owned = False
         local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
         if memory_map and not local_path:
@@ -55,51 +58,82 @@ class Source:
             self._file = f
             self.size = f.seek(0, os.SEEK_END)
 
+    # Reads in flight are counted, and close() waits for them: closing the
+    # descriptor under a pread could make it read another file opened
+    # meanwhile under the same number.
+    def _enter(self):
+        with self._fence:
+            if self._closed:
+                raise ValueError(f"{self.name}: the reader is closed")
+            self._active += 1
+
+    def _leave(self):
+        with self._fence:
+            self._active -= 1
+            if not self._active and self._closed:
+                self._fence.notify_all()
+
     def read(self, offset: int, length: int) -> bytes:
-        fd, f = self._fd, self._file
-        if fd is not None:
-            data = os.pread(fd, length, offset)
-            while len(data) < length:  # pread may return short on some filesystems
-                more = os.pread(fd, length - len(data), offset + len(data))
-                if not more:
-                    break
-                data += more
-        elif f is not None:
-            with self._lock:
-                f.seek(offset)
-                data = f.read(length)
-        else:
-            raise ValueError(f"{self.name}: the reader is closed")
+        self._enter()
+        try:
+            if self._fd is not None:
+                data = os.pread(self._fd, length, offset)
+                while len(data) < length:  # pread may return short on some filesystems
+                    more = os.pread(self._fd, length - len(data), offset + len(data))
+                    if not more:
+                        break
+                    data += more
+            else:
+                with self._lock:
+                    self._file.seek(offset)
+                    data = self._file.read(length)
+        finally:
+            self._leave()
         if len(data) != length:
             self._truncated(offset, length, len(data))
         return data
 
     def frame(self, offset: int, length: int):
-        """read(), or with a mapping a view of it, which the caller releases
-        (a mapping cannot close while views of it are alive)."""
-        view = self._view
-        if view is None:
+        """read(), or with a mapping a view of it. The view stays valid after
+        close(): the mapping is unmapped when its last view is gone."""
+        if self._view is None:
             return self.read(offset, length)
-        if offset + length > len(view):
-            self._truncated(offset, length, max(0, len(view) - offset))
-        return view[offset:offset + length]
+        self._enter()
+        try:
+            view = self._view
+            if offset + length > len(view):
+                self._truncated(offset, length, max(0, len(view) - offset))
+            return view[offset:offset + length]
+        finally:
+            self._leave()
 
     def _truncated(self, offset: int, length: int, got: int):
         raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
                                f"offset {offset}: the file is truncated")
 
     def close(self):
+        """Waits for reads in flight, then frees the file. Later reads raise
+        ValueError; closing again does nothing."""
+        with self._fence:
+            if self._closed:
+                return
+            self._closed = True
+            while self._active:
+                self._fence.wait()
         if self._map is not None:
             self._view.release()
             self._view = None
-            self._map.close()
+            try:
+                self._map.close()
+            except BufferError:
+                pass    # views handed out by frame() are still in use: unmapped with the last one
             self._map = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
         if self._owned and self._file is not None:
             self._file.close()
-            self._file = None
+        self._file = None
 
 
 def row_number(i, n: int, name: str) -> int:

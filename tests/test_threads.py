@@ -4,6 +4,7 @@ exactly what one thread returns, with the block cache under contention
 encoders shared by threads too."""
 import random
 import threading
+import time
 
 import pyarrow as pa
 import pytest
@@ -293,3 +294,49 @@ def test_a_forked_child_closes_a_reader_its_parent_was_scanning(data):
             os._exit(0)
     assert _child_exit_code(pid, "close()") == 0
     r.close()
+
+
+@pytest.mark.parametrize("memory_map", [False, True], ids=["pread", "mmap"])
+def test_close_while_other_threads_read(data, memory_map):
+    """close() waits for the reads in flight (or, mapped, leaves the mapping
+    to the views still in use); every later read and the threads' next reads
+    raise the reader's "closed" ValueError, nothing else; closing twice is
+    fine."""
+    path, table, values = data
+    r = RowFileReader(path, SCHEMA, cache_bytes=0, memory_map=memory_map, threads=1)
+    started = threading.Barrier(THREADS + 1)
+    outcomes = [[] for _ in range(THREADS)]
+
+    def worker(k):
+        rng = random.Random(k)
+        started.wait()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:     # a failing close() must not hang the suite
+            i = rng.randrange(len(values))
+            try:
+                got = r.get(i)
+            except ValueError as e:
+                outcomes[k].append(str(e))
+                return
+            except BaseException as e:  # noqa: BLE001 - any other outcome is the failure
+                outcomes[k].append(repr(e))
+                return
+            if got != values[i]:
+                outcomes[k].append(f"row {i}: {got!r}")
+                return
+
+    threads = [threading.Thread(target=worker, args=(k,), daemon=True) for k in range(THREADS)]
+    for t in threads:
+        t.start()
+    started.wait()
+    for _ in range(200):        # let them all get going
+        r.block(0, cache=False)
+    try:
+        r.close()
+    finally:
+        for t in threads:
+            t.join(30)
+    assert all(o == [f"{path}: the reader is closed"] for o in outcomes), outcomes
+    r.close()
+    with pytest.raises(ValueError, match="the reader is closed"):
+        r.get(0)
