@@ -8,11 +8,11 @@
 The byte layout is described in ``blob_meta`` (file, entries, index) and
 ``blob_payload`` (nested ARRAY and MAP payloads).
 """
-from .blob_descriptor import BlobDescriptor, BlobDescriptorError, is_blob_descriptor
-from .blob_kind import PLACEHOLDER, BlobPlaceholder
-from .blob_reader import BlobFileReader
-from .blob_stream import RangeStream
-from .blob_writer import BlobFileWriter
+from .descriptor import BlobDescriptor, BlobDescriptorError, is_blob_descriptor
+from .kind import PLACEHOLDER, BlobPlaceholder
+from .reader import BlobFileReader
+from .stream import RangeStream
+from .writer import BlobFileWriter
 
 __all__ = ["BlobFileWriter", "BlobFileReader", "BlobDescriptor", "BlobDescriptorError",
            "is_blob_descriptor", "PLACEHOLDER", "BlobPlaceholder", "RangeStream"]
