@@ -1,12 +1,12 @@
 """Paimon ``.blob`` files: the public API.
 
 * :class:`BlobFileWriter` / :class:`BlobFileReader` for BLOB, ARRAY<BLOB> and
-  MAP<K, BLOB> columns (``blob_kind``, ``blob_writer``, ``blob_reader``);
+  MAP<K, BLOB> columns (``kind``, ``writer``, ``reader``);
 * :data:`PLACEHOLDER`, the marker of a placeholder row;
 * :class:`BlobDescriptor`, a serialized reference to a byte range of a file.
 
-The byte layout is described in ``blob_meta`` (file, entries, index) and
-``blob_payload`` (nested ARRAY and MAP payloads).
+The byte layout is described in ``meta`` (file, entries, index) and
+``payload`` (nested ARRAY and MAP payloads).
 """
 from .descriptor import BlobDescriptor, BlobDescriptorError, is_blob_descriptor
 from .kind import PLACEHOLDER, BlobPlaceholder
