@@ -9,8 +9,9 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rowformat import _blob, blob_reader
+from rowformat import _blob
 from rowformat.blob import PLACEHOLDER, BlobFileReader, BlobFileWriter, RangeStream
+from rowformat.blob import reader as blob_reader
 from rowformat.errors import CorruptFileError, RowFormatError, ValueConversionError
 from rowformat.types import parse_type
 

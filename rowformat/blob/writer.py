@@ -15,14 +15,14 @@ from typing import Iterable
 
 import pyarrow as pa
 
-from . import _blob
-from .atomic import AtomicOutput, AtomicWriter
-from .blob_descriptor import BlobDescriptor
-from .blob_kind import PLACEHOLDER, resolve_blob_type
-from .blob_meta import (ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, PLACEHOLDER_LENGTH,
-                        encode_footer)
-from .blob_payload import map_entries, write_array, write_map
-from .errors import RowFormatError, ValueConversionError
+from .. import _blob
+from ..atomic import AtomicOutput, AtomicWriter
+from ..errors import RowFormatError, ValueConversionError
+from .descriptor import BlobDescriptor
+from .kind import PLACEHOLDER, resolve_blob_type
+from .meta import (ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, PLACEHOLDER_LENGTH,
+                   encode_footer)
+from .payload import map_entries, write_array, write_map
 
 DEFAULT_CHUNK = 1 << 20
 _ARROW_SLICE = 4096

@@ -15,7 +15,7 @@ import os
 import zlib
 from typing import Callable
 
-from .errors import CorruptFileError
+from ..errors import CorruptFileError
 
 DEFAULT_READ = 1 << 20   # read(-1) on a huge range still reads in bounded steps internally
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from .arrow_types import to_arrow_type
-from .blob_keys import KeyCodec, key_codec
-from .errors import SchemaError
-from .types import ArrayType, DataType, MapType, parse_type
+from ..arrow_types import to_arrow_type
+from ..errors import SchemaError
+from ..types import ArrayType, DataType, MapType, parse_type
+from .keys import KeyCodec, key_codec
 
 
 class BlobPlaceholder:

@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _blob
-from .blob_keys import KeyCodec
-from .errors import KeyDecodeError, PayloadError, ValueConversionError, VarintError
+from .. import _blob
+from ..errors import KeyDecodeError, PayloadError, ValueConversionError, VarintError
+from .keys import KeyCodec
 
 ARRAY_MAGIC = 0x41424342
 MAP_MAGIC = 0x4D424342

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _blob
-from .errors import CorruptFileError, VarintError
+from .. import _blob
+from ..errors import CorruptFileError, VarintError
 
 VERSION = 1
 FOOTER_SIZE = 5

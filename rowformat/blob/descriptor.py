@@ -18,8 +18,8 @@ import struct
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
-from .blob_stream import RangeStream
-from .errors import BlobDescriptorError
+from ..errors import BlobDescriptorError
+from .stream import RangeStream
 
 MAGIC = 0x424C4F4244455343          # "BLOBDESC"
 CURRENT_VERSION = 2

@@ -19,13 +19,13 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 
-from .blob_descriptor import BlobDescriptor
-from .blob_kind import PLACEHOLDER, BlobPlaceholder, resolve_blob_type
-from .blob_meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
-from .blob_payload import PayloadError, array_layout, map_layout, slices
-from .blob_stream import RangeStream
-from .errors import CorruptFileError, ValueConversionError
-from .source import Source, as_rows, row_number
+from ..errors import CorruptFileError, ValueConversionError
+from ..source import Source, as_rows, row_number
+from .descriptor import BlobDescriptor
+from .kind import PLACEHOLDER, BlobPlaceholder, resolve_blob_type
+from .meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
+from .payload import PayloadError, array_layout, map_layout, slices
+from .stream import RangeStream
 
 SMALL_ENTRY = 1 << 20        # open() reads entries up to this size whole and verifies them at once
 COALESCE = 8 << 20           # read() merges adjacent entries into reads of up to this size
