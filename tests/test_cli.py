@@ -308,7 +308,7 @@ def test_bad_files_exit_1(capfd, tmp_path):
 def test_internal_failure_exits_3(capfd, small, monkeypatch):
     def boom(path, blocks=False):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(cli, "inspect_file", boom)
+    monkeypatch.setattr(cli.inspect, "inspect_file", boom)
     code, _, err = run(capfd, "inspect", small)
     assert code == 3
     assert "internal error: RuntimeError: kaboom" in err and "Traceback" not in err
@@ -373,7 +373,7 @@ def test_convert_outputs_equal_the_source_table(capfd, all_types, tmp_path):
     stream = ipc.open_stream(tmp_path / "o.arrows").read_all()
     assert _same(stream.replace_schema_metadata(None), source)
     parquet = pq.read_table(tmp_path / "o.parquet")
-    # VECTOR is a list in Parquet (see cli._parquet_field); every value is the same.
+    # VECTOR is a list in Parquet (see rowformat/cli/sinks.py); every value is the same.
     assert parquet.column("v").to_pylist() == source.column("v").to_pylist()
     assert _same(parquet.drop_columns(["v"]).replace_schema_metadata(None),
                  source.drop_columns(["v"]))
