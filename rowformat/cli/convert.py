@@ -1,8 +1,9 @@
 """``rowformat convert IN OUT``: streams an input table (:mod:`.input_tables`)
 batch by batch into an output sink (:mod:`.sinks`), in any pair of the
 formats of :mod:`.formats`, with a progress bar over rows. Batches are made
-to fit the output's Arrow schema by column name (safe casts only); the
-output file appears only when the whole conversion succeeds.
+to fit the output's Arrow schema by column name (safe casts only). Every
+sink writes through rowformat.atomic: the output file appears only when the
+whole conversion succeeds.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .formats import format_of
 from .input_tables import open_input_table
 from .output import Progress
 from .schema_arg import load_schema
-from .sinks import Sink
+from .sinks import open_sink
 
 
 def _conform(batch, arrow):
@@ -39,22 +40,20 @@ def cmd_convert(args, out: IO[str]) -> int:
     schema = load_schema(args.schema) if args.schema else None
     src = open_input_table(args.input, src_fmt, schema, args.batch_size, args.threads)
     try:
-        sink = Sink(args.output, dst_fmt, src.schema, args)
+        sink = open_sink(args.output, dst_fmt, src.schema, block_size=args.block_size,
+                         zstd_level=args.zstd_level, threads=args.threads)
         show = args.progress if args.progress is not None else sys.stderr.isatty()
         progress = Progress(show, src.total, f"{os.path.basename(args.input)} -> "
                             f"{os.path.basename(args.output)}")
         rows = 0
         try:
-            for batch in src.batches:
-                if dst_fmt != "row":     # the .row writer casts by name itself
-                    batch = _conform(batch, sink.arrow)
-                sink.write(batch)
-                rows += batch.num_rows
-                progress.advance(batch.num_rows)
-            sink.close()
-        except BaseException:
-            sink.abort()
-            raise
+            with sink:       # close() (the output appears) on success, abort() on any exception
+                for batch in src.batches:
+                    if dst_fmt != "row":     # the .row writer casts by name itself
+                        batch = _conform(batch, sink.arrow_schema)
+                    sink.write(batch)
+                    rows += batch.num_rows
+                    progress.advance(batch.num_rows)
         finally:
             progress.close()
     finally:

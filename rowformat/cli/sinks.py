@@ -1,16 +1,23 @@
-"""What ``rowformat convert`` writes: a sink per output format (``.row``,
-Parquet, Arrow IPC file or stream, CSV, JSON lines) that takes record batches
-and makes the output file appear only when close() succeeds. Parquet gets
-nullable VECTOR columns as lists (:func:`_parquet_field`).
+"""What ``rowformat convert`` writes: a sink per output format that takes
+record batches. Every sink writes through :mod:`rowformat.atomic`, as the
+library's writers do: ``.row`` output is a :class:`RowFileWriter`, every other
+format a :class:`FileSink`, an :class:`AtomicWriter` over an
+:class:`AtomicOutput`. The bytes go to a hidden ``.<name>.<random>.tmp`` beside
+the output (for a URL, in a local staging directory) and are renamed (or
+uploaded) to the output only by a successful ``close()``; an exception, an
+``abort()`` or a sink dropped while open removes the temporary file. A failed
+convert leaves no output, a killed one at most the hidden temporary file.
+Parquet gets nullable VECTOR columns as lists (:func:`_parquet_field`).
 """
 from __future__ import annotations
 
 import contextlib
-import os
+from typing import Any
 
+from ..atomic import AtomicOutput, AtomicWriter
 from .exit_codes import UsageError
 from .formats import schema_metadata
-from .output import csv_check, csv_text
+from .output import TextRows, csv_check
 
 
 def _parquet_field(f):
@@ -79,84 +86,139 @@ def _parquet_schema(schema):
     return pa.schema([_parquet_field(f) for f in schema])
 
 
-class Sink:
-    def __init__(self, path: str, fmt: str, schema, args):
-        from .. import fs
-        from ..arrow_types import to_arrow_schema
-        self.path, self.fmt = path, fmt
-        self.arrow = to_arrow_schema(schema)
-        self._tmp = None
-        if fmt == "row":
-            from ..writer import RowFileWriter
-            self._row = RowFileWriter(path, schema, block_size=args.block_size,
-                                      zstd_level=args.zstd_level, threads=args.threads)
-            return
-        if fmt == "csv":
-            csv_check(self.arrow)
-        import tempfile
-        fd, self._tmp = tempfile.mkstemp(prefix=".rowformat-convert.", suffix=".tmp",
-                                         dir=fs.staging_dir(path))
-        self._file = os.fdopen(fd, "wb")
-        meta = schema_metadata(schema)
-        arrow_meta = self.arrow.with_metadata(meta)
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-            self._parquet = _parquet_schema(self.arrow).with_metadata(meta)
-            self._w = pq.ParquetWriter(self._file, self._parquet, compression="zstd")
-        elif fmt == "arrow":
-            import pyarrow.ipc as ipc
-            self._w = ipc.new_file(self._file, arrow_meta)
-        elif fmt == "arrows":
-            import pyarrow.ipc as ipc
-            self._w = ipc.new_stream(self._file, arrow_meta)
-        elif fmt in ("csv", "jsonl"):
-            import io
-            self._text = io.TextIOWrapper(self._file, encoding="utf-8", newline="")
-            self._header = False
-            self._w = None
-        else:
-            raise UsageError(f"unknown format {fmt!r}")
+class FileSink(AtomicWriter):
+    """An output of convert in a format other than ``.row``, written to an
+    :class:`AtomicOutput`. ``arrow_schema`` is the Arrow schema the batches
+    have; ``meta`` the metadata that stores the Paimon schema. A subclass
+    starts its format in ``_open``, writes a batch in ``_write`` and ends the
+    format (footer, last lines) in ``_finish``, leaving the file open for the
+    commit."""
+
+    durable = True   # fsync before the rename, as convert has always done
+
+    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes]):
+        self.path, self.arrow_schema = path, arrow_schema
+        self._out = AtomicOutput(path)
+        try:
+            self._open(self._out.file, meta)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _open(self, file, meta: dict[bytes, bytes]) -> None:
+        raise NotImplementedError
+
+    def _write(self, batch) -> None:
+        raise NotImplementedError
 
     def write(self, batch) -> None:
-        if self.fmt == "row":
-            self._row.write(batch)
-        elif self.fmt == "csv":
-            self._text.write(csv_text(batch, header=not self._header))
-            self._header = True
-        elif self.fmt == "jsonl":
-            from . import textio
-            for line in textio.json_lines(batch):
-                self._text.write(line + "\n")
-        elif self.fmt == "parquet":
-            self._w.write_batch(_parquet_batch(batch, self._parquet))
-        else:
-            self._w.write_batch(batch)
+        """Writes a record batch of ``arrow_schema``."""
+        self._check_open()
+        self._write(batch)
 
-    def close(self) -> None:
-        from .. import fs
-        if self.fmt == "row":
-            self._row.close()
-            return
-        if self.fmt == "csv" and not self._header:
-            import pyarrow as pa
-            self._text.write(csv_text(pa.RecordBatch.from_pylist([], schema=self.arrow), True))
-        if self._w is not None:
-            self._w.close()
-        if self.fmt in ("csv", "jsonl"):
-            self._text.flush()
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        assert self._tmp is not None
-        fs.replace(self._tmp, self.path)
-        self._tmp = None
 
-    def abort(self) -> None:
-        if self.fmt == "row":
-            self._row.abort()
-            return
-        with contextlib.suppress(Exception):
-            self._file.close()
-        if self._tmp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._tmp)
+class _PyarrowSink(FileSink):
+    """A sink whose format a pyarrow writer (``_writer``) makes."""
+
+    _writer: Any = None
+
+    def _adapt(self, batch):
+        return batch
+
+    def _write(self, batch) -> None:
+        self._writer.write_batch(self._adapt(batch))
+
+    def _finish(self) -> None:
+        writer, self._writer = self._writer, None
+        writer.close()            # writes the footer; the file stays open
+
+    def _release(self) -> None:
+        # After a failure: close the writer while its file is still open, or
+        # its finalizer would write to the closed file (an "Exception ignored").
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+
+class ParquetSink(_PyarrowSink):
+    """Parquet, ZSTD-compressed; nullable VECTOR columns as lists."""
+
+    def _open(self, file, meta):
+        import pyarrow.parquet as pq
+        self._parquet = _parquet_schema(self.arrow_schema).with_metadata(meta)
+        self._writer = pq.ParquetWriter(file, self._parquet, compression="zstd")
+
+    def _adapt(self, batch):
+        return _parquet_batch(batch, self._parquet)
+
+
+class ArrowFileSink(_PyarrowSink):
+    """An Arrow IPC file (``.arrow``, ``.feather``, ``.ipc``)."""
+
+    def _open(self, file, meta):
+        import pyarrow.ipc as ipc
+        self._writer = ipc.new_file(file, self.arrow_schema.with_metadata(meta))
+
+
+class ArrowStreamSink(_PyarrowSink):
+    """An Arrow IPC stream (``.arrows``)."""
+
+    def _open(self, file, meta):
+        import pyarrow.ipc as ipc
+        self._writer = ipc.new_stream(file, self.arrow_schema.with_metadata(meta))
+
+
+class TextSink(FileSink):
+    """CSV or JSON lines (``fmt``), every value in its exact text form; a CSV
+    of nested columns is a :class:`UsageError` before any file is made."""
+
+    _text: Any = None
+
+    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes], fmt: str):
+        if fmt == "csv":
+            csv_check(arrow_schema)
+        self.fmt = fmt
+        super().__init__(path, arrow_schema, meta)
+
+    def _open(self, file, meta):
+        import io
+        self._text = io.TextIOWrapper(file, encoding="utf-8", newline="")
+        self._rows = TextRows(self.fmt, self._text)
+
+    def _write(self, batch) -> None:
+        self._rows.write(batch)
+
+    def _finish(self) -> None:
+        self._rows.finish(self.arrow_schema)
+        self._text.flush()
+
+    def _release(self) -> None:
+        # Flush and let go of the file without closing it: AtomicOutput
+        # commits or discards it.
+        text, self._text = self._text, None
+        if text is not None:
+            with contextlib.suppress(Exception):
+                text.detach()
+
+
+_FILE_SINKS = {"parquet": ParquetSink, "arrow": ArrowFileSink, "arrows": ArrowStreamSink}
+
+
+def open_sink(path: str, fmt: str, schema, *, block_size: int, zstd_level: int,
+              threads: int | None):
+    """The sink that writes the RowType ``schema`` to ``path`` in the format
+    ``fmt``: an :class:`AtomicWriter` with ``write(batch)``, ``close()`` and
+    ``abort()`` (a context manager that aborts on an exception) and the
+    ``arrow_schema`` its batches have."""
+    if fmt == "row":
+        from ..writer import RowFileWriter
+        return RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level,
+                             threads=threads)
+    from ..arrow_types import to_arrow_schema
+    arrow, meta = to_arrow_schema(schema), schema_metadata(schema)
+    if fmt in ("csv", "jsonl"):
+        return TextSink(path, arrow, meta, fmt)
+    if fmt not in _FILE_SINKS:
+        raise UsageError(f"unknown format {fmt!r}")
+    return _FILE_SINKS[fmt](path, arrow, meta)
