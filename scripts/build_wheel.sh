@@ -36,7 +36,8 @@ repaired="$(ls "$WORK"/wheelhouse/*.whl)"
 "$WORK/tools/bin/auditwheel" show "$repaired"
 contents="$("$WORK/tools/bin/python" -m zipfile -l "$repaired")"
 for f in rowformat/py.typed rowformat/_rowcodec.pyi rowformat/_blockindex.pyi rowformat/_blob.pyi \
-         rowformat/fory/_row.pyi rowformat/cli.py entry_points.txt; do
+         rowformat/fory/_row.pyi rowformat/cli/__init__.py \
+         rowformat/cli/convert.py rowformat/cli/textio.py entry_points.txt; do
     grep -q "$f" <<<"$contents" || { echo "missing from the wheel: $f" >&2; exit 1; }
 done
 

@@ -308,7 +308,7 @@ def test_bad_files_exit_1(capfd, tmp_path):
 def test_internal_failure_exits_3(capfd, small, monkeypatch):
     def boom(path, blocks=False):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(cli, "inspect_file", boom)
+    monkeypatch.setattr(cli.inspect, "inspect_file", boom)
     code, _, err = run(capfd, "inspect", small)
     assert code == 3
     assert "internal error: RuntimeError: kaboom" in err and "Traceback" not in err
@@ -373,7 +373,7 @@ def test_convert_outputs_equal_the_source_table(capfd, all_types, tmp_path):
     stream = ipc.open_stream(tmp_path / "o.arrows").read_all()
     assert _same(stream.replace_schema_metadata(None), source)
     parquet = pq.read_table(tmp_path / "o.parquet")
-    # VECTOR is a list in Parquet (see cli._parquet_field); every value is the same.
+    # VECTOR is a list in Parquet (see rowformat/cli/sinks.py); every value is the same.
     assert parquet.column("v").to_pylist() == source.column("v").to_pylist()
     assert _same(parquet.drop_columns(["v"]).replace_schema_metadata(None),
                  source.drop_columns(["v"]))
@@ -414,6 +414,47 @@ def test_convert_bad_values_leave_no_output(capfd, tmp_path):
                        "-s", "id BIGINT NOT NULL")
     assert code == 1
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+
+
+def _leftovers(tmp_path, *keep):
+    return sorted(set(os.listdir(tmp_path)) - set(keep))
+
+
+@pytest.mark.parametrize("ext", ["row"] + FORMATS + ["csv"])
+def test_convert_failing_midway_leaves_no_file(capfd, tmp_path, ext):
+    # Batches of one row: two are written, then a value cannot be converted.
+    (tmp_path / "in.jsonl").write_text('{"id": 1}\n{"id": 2}\n{"id": "x"}\n')
+    code, _, err = run(capfd, "convert", tmp_path / "in.jsonl", tmp_path / f"o.{ext}",
+                       "-s", "id BIGINT NOT NULL", "--batch-size", "1")
+    assert code == 1 and "'x'" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    assert _leftovers(tmp_path, "in.jsonl") == []       # no output, no temporary file
+
+
+@pytest.mark.parametrize("ext", FORMATS + ["csv"])
+def test_convert_sink_failing_after_the_first_batch_leaves_no_file(capfd, small, tmp_path,
+                                                                    monkeypatch, ext):
+    import errno
+    from rowformat.cli import sinks
+    out = tmp_path / f"o.{ext}"
+    real_write = sinks.FileSink.write
+    staged = []
+
+    def write(self, batch):
+        if staged:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, batch)
+        # the first batch went to a hidden temporary file beside the output
+        staged.extend(_leftovers(tmp_path, "small.row", "flat.row"))
+    monkeypatch.setattr(sinks.FileSink, "write", write)
+    src = small if ext != "csv" else _flat(small, tmp_path)
+    schema = SMALL if ext != "csv" else FLAT
+    code, _, err = run(capfd, "convert", src, out, "-s", schema, "--batch-size", "4")
+    assert code == 1 and "No space left on device" in err
+    assert "Exception ignored" not in err
+    assert len(staged) == 1 and staged[0].startswith(f".{out.name}.") \
+        and staged[0].endswith(".tmp")
+    assert _leftovers(tmp_path, "small.row", "flat.row") == []
 
 
 def test_convert_streams_in_batches_with_progress(capfd, tmp_path):

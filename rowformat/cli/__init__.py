@@ -1,0 +1,150 @@
+"""The ``rowformat`` command: inspect, verify, head, cat, take and convert
+Paimon ``.row`` files. See ``docs/cli.md``.
+
+This module builds the argument parser and runs a command, turning what it
+raises into an exit code: 0 success; 1 a bad file (any :class:`RowFormatError`,
+an unreadable file, a malformed input) or problems found by ``verify``; 2 a
+usage error (bad arguments, a bad ``--schema``, an unknown column, a row
+outside the file); 3 an internal failure (a bug: run again with ``--debug``
+for the traceback). The commands live in :mod:`.inspect` (inspect, verify),
+:mod:`.rows` (head, cat, take) and :mod:`.convert`; ``--schema`` in
+:mod:`.schema_arg`, what they print in :mod:`.output`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import traceback
+from typing import Sequence
+
+from .convert import cmd_convert
+from .exit_codes import (EXIT_BAD_FILE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                         UsageError, is_input_error)
+from .formats import FORMATS
+from .inspect import cmd_inspect, cmd_verify
+from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
+from .schema_arg import add_schema_argument
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+    parser = argparse.ArgumentParser(
+        prog="rowformat",
+        description="Inspect, verify, print and convert Apache Paimon .row files.",
+        epilog="Exit codes: 0 ok, 1 bad file or verify found problems, 2 usage error, "
+               "3 internal failure (see --debug). Docs: docs/cli.md")
+    parser.add_argument("--version", action="version", version=f"rowformat {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="print the full traceback of an internal failure")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("inspect", help="footer, blocks, sizes and compression of a .row file")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--blocks", action="store_true", help="also list every block")
+    add_schema_argument(p, " (optional: shown when given)")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("verify", help="check every block and row; exit 1 on any problem")
+    p.add_argument("file")
+    add_schema_argument(p, " (required)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("head", help="the first rows")
+    p.add_argument("file")
+    p.add_argument("-n", type=int, default=10, help="how many rows (default 10)")
+    add_schema_argument(p, " (required)")
+    add_row_output_arguments(p, "table")
+    p.set_defaults(func=cmd_head)
+
+    p = sub.add_parser("cat", help="rows, as JSON lines (default), CSV or a table")
+    p.add_argument("file")
+    p.add_argument("-r", "--rows", metavar="A:B",
+                   help="a row range: A:B, A:, :B (negatives count from the end) or one row N")
+    add_schema_argument(p, " (required)")
+    add_row_output_arguments(p, "jsonl")
+    p.set_defaults(func=cmd_cat)
+
+    p = sub.add_parser("take", help="the rows numbered N..., in the order given")
+    p.add_argument("file")
+    p.add_argument("rows", metavar="N", type=int, nargs="+",
+                   help="row numbers (negatives count from the end)")
+    add_schema_argument(p, " (required)")
+    add_row_output_arguments(p, "table")
+    p.set_defaults(func=cmd_take)
+
+    p = sub.add_parser("convert", help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
+                       description="Formats come from the extensions (.row, .parquet, .arrow/"
+                                   ".feather, .arrows, .csv, .jsonl/.ndjson) or --from/--to.")
+    p.add_argument("input")
+    p.add_argument("output")
+    p.add_argument("--from", dest="from_format", choices=FORMATS, help="input format")
+    p.add_argument("--to", dest="to_format", choices=FORMATS, help="output format")
+    add_schema_argument(p, ". Required to read a .row file; for other inputs it overrides the "
+                   "schema taken from the source")
+    p.add_argument("--block-size", type=int, default=65536,
+                   help="uncompressed bytes per .row block (Paimon file.block-size; default 65536)")
+    p.add_argument("--zstd-level", type=int, default=1,
+                   help="ZSTD level of .row blocks (default 1)")
+    p.add_argument("--batch-size", type=int, default=65536, help="rows per batch (default 65536)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for .row compression and reads (default: the core count)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show a progress bar (default: when stderr is a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary line")
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:     # --help, --version, usage errors
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
+    from ..errors import RowFormatError, RowIndexError
+    out = sys.stdout
+    try:
+        return args.func(args, out)
+    except UsageError as e:
+        sys.stderr.write(f"rowformat {args.command}: error: {e}\n")
+        return EXIT_USAGE
+    except (RowIndexError, KeyError) as e:
+        msg = e.args[0] if e.args else e
+        sys.stderr.write(f"rowformat {args.command}: error: {msg}\n")
+        return EXIT_USAGE
+    except RowFormatError as e:
+        sys.stderr.write(f"rowformat {args.command}: {e}\n")
+        return EXIT_BAD_FILE
+    except BrokenPipeError:
+        # The reader of stdout went away (| head): stop quietly.
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as e:     # a missing or unreadable file
+        where = f": {e.filename}" if getattr(e, "filename", None) else ""
+        sys.stderr.write(f"rowformat {args.command}: {e.strerror or e}{where}\n")
+        return EXIT_BAD_FILE
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as e:
+        if is_input_error(e):   # a malformed Parquet, Arrow, CSV or JSON input
+            sys.stderr.write(f"rowformat {args.command}: {e}\n")
+            return EXIT_BAD_FILE
+        if args.debug:
+            traceback.print_exc()
+        else:
+            sys.stderr.write(f"rowformat {args.command}: internal error: {type(e).__name__}: {e}\n"
+                             f"(a bug in rowformat; run with --debug for the traceback)\n")
+        return EXIT_INTERNAL
+

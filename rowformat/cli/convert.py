@@ -1,0 +1,63 @@
+"""``rowformat convert IN OUT``: streams an input table (:mod:`.input_tables`)
+batch by batch into an output sink (:mod:`.sinks`), in any pair of the
+formats of :mod:`.formats`, with a progress bar over rows. Batches are made
+to fit the output's Arrow schema by column name (safe casts only). Every
+sink writes through rowformat.atomic: the output file appears only when the
+whole conversion succeeds.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO
+
+from .exit_codes import EXIT_OK, UsageError
+from .formats import format_of
+from .input_tables import open_input_table
+from .output import Progress
+from .schema_arg import load_schema
+from .sinks import open_sink
+
+
+def _conform(batch, arrow):
+    """A source batch as the output's Arrow schema (columns by name, safe casts)."""
+    import pyarrow as pa
+    if batch.schema.equals(arrow, check_metadata=False):
+        return batch
+    cols = []
+    for f in arrow:
+        i = batch.schema.get_field_index(f.name)
+        if i < 0:
+            raise UsageError(f"the source has no column {f.name!r} (it has {batch.schema.names})")
+        c = batch.column(i)
+        cols.append(c if c.type.equals(f.type) else c.cast(f.type, safe=True))
+    return pa.RecordBatch.from_arrays(cols, schema=arrow)
+
+
+def cmd_convert(args, out: IO[str]) -> int:
+    src_fmt = format_of(args.input, args.from_format)
+    dst_fmt = format_of(args.output, args.to_format)
+    schema = load_schema(args.schema) if args.schema else None
+    src = open_input_table(args.input, src_fmt, schema, args.batch_size, args.threads)
+    try:
+        sink = open_sink(args.output, dst_fmt, src.schema, block_size=args.block_size,
+                         zstd_level=args.zstd_level, threads=args.threads)
+        show = args.progress if args.progress is not None else sys.stderr.isatty()
+        progress = Progress(show, src.total, f"{os.path.basename(args.input)} -> "
+                            f"{os.path.basename(args.output)}")
+        rows = 0
+        try:
+            with sink:       # close() (the output appears) on success, abort() on any exception
+                for batch in src.batches:
+                    if dst_fmt != "row":     # the .row writer casts by name itself
+                        batch = _conform(batch, sink.arrow_schema)
+                    sink.write(batch)
+                    rows += batch.num_rows
+                    progress.advance(batch.num_rows)
+        finally:
+            progress.close()
+    finally:
+        src.close()
+    if not args.quiet:
+        sys.stderr.write(f"wrote {rows} rows to {args.output}\n")
+    return EXIT_OK

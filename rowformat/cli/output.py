@@ -1,0 +1,191 @@
+"""What the commands print: tables (drawn by ``rich`` on a terminal when it
+is installed, plain aligned text otherwise), rows as JSON lines or CSV in
+their exact text forms (:mod:`.textio`), and the progress bar ``convert``
+shows on stderr. ``ROWFORMAT_NO_RICH=1`` turns ``rich`` off.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import IO, Any, Sequence
+
+from .exit_codes import UsageError
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _use_rich(stream: IO[str]) -> bool:
+    if os.environ.get("ROWFORMAT_NO_RICH") or not stream.isatty():
+        return False
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], out: IO[str],
+                *, right: Sequence[bool] | None = None, title: str | None = None) -> None:
+    """A table: rich's on a terminal, plain aligned text otherwise."""
+    right = right or [False] * len(header)
+    if _use_rich(out):
+        from rich.console import Console
+        from rich.table import Table
+        table = Table(title=title, show_lines=False)
+        for h, r in zip(header, right):
+            table.add_column(h, justify="right" if r else "left", overflow="fold")
+        for row in rows:
+            table.add_row(*row)
+        Console(file=out).print(table)
+        return
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, row)]
+
+    def line(cells):
+        return "  ".join((c.rjust(w) if r else c.ljust(w))
+                         for c, w, r in zip(cells, widths, right)).rstrip()
+    if title:
+        out.write(title + "\n")
+    out.write(line(header) + "\n")
+    out.write(line(["-" * w for w in widths]) + "\n")
+    for row in rows:
+        out.write(line(row) + "\n")
+
+
+def _numeric(t) -> bool:
+    import pyarrow.types as pat
+    return pat.is_integer(t) or pat.is_floating(t) or pat.is_decimal(t)
+
+
+def csv_check(schema) -> None:
+    """A :class:`UsageError` unless every column of the Arrow ``schema`` is flat."""
+    from . import textio
+    nested = [f"{f.name} ({f.type})" for f in schema if textio.is_nested(f.type)]
+    if nested:
+        raise UsageError(f"CSV holds no nested values: {', '.join(nested)}; select other "
+                         f"--columns or use jsonl, parquet or arrow")
+
+
+def csv_text(batch, header: bool) -> str:
+    import io
+    import pyarrow.csv as pacsv
+    from . import textio
+    csv_check(batch.schema)
+    buf = io.BytesIO()
+    pacsv.write_csv(textio.text_batch(batch), buf,
+                    write_options=pacsv.WriteOptions(include_header=header))
+    return buf.getvalue().decode("utf-8")
+
+
+class TextRows:
+    """Writes batches to the text stream ``out`` as JSON lines or as CSV
+    (``fmt`` "jsonl" or "csv"), each value in its exact text form; a CSV
+    gets one header line, even when no batch comes (see :meth:`finish`)."""
+
+    def __init__(self, fmt: str, out: IO[str]):
+        self.fmt, self.out = fmt, out
+        self._csv_header = False
+
+    def write(self, batch) -> None:
+        if self.fmt == "jsonl":
+            from . import textio
+            for line in textio.json_lines(batch):
+                self.out.write(line + "\n")
+        else:
+            self.out.write(csv_text(batch, header=not self._csv_header))
+            self._csv_header = True
+
+    def finish(self, schema) -> None:
+        """Writes the header of a CSV that got no batch (columns of ``schema``)."""
+        if self.fmt == "csv" and not self._csv_header:
+            import pyarrow as pa
+            self.write(pa.RecordBatch.from_pylist([], schema=schema))
+
+
+class RowPrinter:
+    """Prints batches to ``out`` as a table (built in memory, printed by
+    :meth:`close`), JSON lines or CSV (both streamed)."""
+
+    def __init__(self, fmt: str, out: IO[str]):
+        self.out = out
+        self._text = TextRows(fmt, out) if fmt != "table" else None
+        self._table_rows: list[list[str]] = []
+        self._schema = None
+
+    def write(self, batch) -> None:
+        if self._schema is None:
+            self._schema = batch.schema
+        if self._text is not None:
+            self._text.write(batch)
+            return
+        from . import textio
+        for row in textio.text_batch(batch).to_pylist():
+            self._table_rows.append([_cell(v) for v in row.values()])
+
+    def close(self, schema) -> None:
+        """Ends the output; ``schema`` is the columns' when no batch came."""
+        schema = self._schema or schema
+        if self._text is not None:
+            self._text.finish(schema)
+        else:
+            print_table(schema.names, self._table_rows, self.out,
+                        right=[_numeric(f.type) for f in schema])
+
+
+class Progress:
+    """A progress bar over rows on stderr: rich's when installed, else a
+    plain line rewritten in place. Off unless stderr is a terminal or
+    ``--progress`` asks for it."""
+
+    def __init__(self, enabled: bool, total: int | None, label: str):
+        self.enabled, self.total, self.label, self.done = enabled, total, label, 0
+        self._rich = None
+        self._last = 0.0
+        if not enabled:
+            return
+        try:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+        except ImportError:
+            return
+        from rich.console import Console
+        self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                              TextColumn("rows"), TimeElapsedColumn(), TimeRemainingColumn(),
+                              console=Console(file=sys.stderr), transient=False)
+        self._task = self._rich.add_task(label, total=total)
+        self._rich.start()
+
+    def advance(self, rows: int) -> None:
+        self.done += rows
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.update(self._task, advance=rows)
+            return
+        now = time.monotonic()
+        if now - self._last >= 0.5:
+            self._last = now
+            self._plain(end="\r")
+
+    def _plain(self, end: str) -> None:
+        of = f"/{self.total}" if self.total is not None else ""
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        sys.stderr.write(f"{self.label}: {self.done}{of} rows{pct}{end}")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.stop()
+        else:
+            self._plain(end="\n")
