@@ -84,9 +84,11 @@ class Source:
                         break
                     data += more
             else:
+                f = self._file
+                assert f is not None    # one of the two is open until close(), which waits for us
                 with self._lock:
-                    self._file.seek(offset)
-                    data = self._file.read(length)
+                    f.seek(offset)
+                    data = f.read(length)
         finally:
             self._leave()
         if len(data) != length:
