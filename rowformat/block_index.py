@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _blockindex
 from .errors import CorruptFileError, LimitExceededError
-from .footer import Footer
+from .footer import Footer, read_footer
 
 
 class IndexProblem(NamedTuple):
@@ -106,3 +106,10 @@ class BlockIndex:
             yield IndexProblem(f"the last block starts at row {int(starts[-1])}, but the file has "
                                f"{footer.total_rows} rows", n - 1, locatable=False)
 
+
+def read_footer_and_index(source) -> tuple[Footer, BlockIndex]:
+    """The footer and the decoded (not yet validated) block index of the
+    .row file ``source`` (a :class:`rowformat.source.Source`); raises
+    CorruptFileError naming the file."""
+    footer, index_bytes = read_footer(source)
+    return footer, BlockIndex.from_bytes(index_bytes, source.name)

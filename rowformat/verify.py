@@ -20,8 +20,8 @@ from . import _rowcodec
 from .arrow_types import to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError
-from .footer import FOOTER_SIZE, Footer
-from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, decompress_frame
+from .footer import Footer, read_footer
+from .reader import DEFAULT_MAX_BLOCK_SIZE, decompress_frame
 from .source import Source
 from .types import as_row_type
 
@@ -115,23 +115,13 @@ class _Checker:
 
     # -- footer and index ---------------------------------------------------
     def footer_and_index(self):
-        size = self.src.size
-        if size < FOOTER_SIZE:
-            self.add("footer", f"{size} bytes is too few for a {FOOTER_SIZE}-byte .row footer")
-            return None
-        tail_start = max(0, size - TAIL_READ)
-        tail = self.src.read(tail_start, size - tail_start)
         try:
-            footer = Footer.from_bytes(tail[-FOOTER_SIZE:], size, self.src.name)
+            footer, index_bytes = read_footer(self.src)
         except CorruptFileError as e:
             self.add("footer", _strip(str(e), self.src.name))
             return None
         self.report.num_rows = footer.total_rows
         self.report.num_blocks = footer.block_count
-        if footer.index_offset >= tail_start:
-            index_bytes = tail[footer.index_offset - tail_start:len(tail) - FOOTER_SIZE]
-        else:
-            index_bytes = self.src.read(footer.index_offset, footer.index_length)
         try:
             index = BlockIndex.from_bytes(index_bytes, self.src.name)
         except CorruptFileError as e:
