@@ -68,7 +68,7 @@ def load_schema(spec: str):
     list) or of schema text, or the schema text itself."""
     from . import fs, schema_json
     from .errors import SchemaError
-    from .types import as_row_type
+    from .arrow_types import as_row_type
     source = None
     if fs.is_url(spec) or os.path.isfile(spec):
         source = spec
@@ -461,8 +461,7 @@ def cmd_take(args, out: IO[str]) -> int:
 def _arrow_schema_of(source_schema, override):
     """The Paimon schema of a non-.row source: ``--schema``, else the DDL the
     converter stored in the metadata, else the Arrow schema's mapping."""
-    from .arrow_types import from_arrow_schema
-    from .types import as_row_type
+    from .arrow_types import as_row_type, from_arrow_schema
     if override is not None:
         return override
     meta = source_schema.metadata or {}

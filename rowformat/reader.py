@@ -20,12 +20,12 @@ import pyarrow as pa
 import zstandard
 
 from . import _rowcodec
-from .arrow_types import to_arrow_schema
+from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import read_footer_and_index
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
 from .source import Source, as_rows, row_number
-from .types import RowType, as_row_type
+from .types import RowType
 
 DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20

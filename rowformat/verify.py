@@ -17,13 +17,12 @@ import numpy as np
 import zstandard
 
 from . import _rowcodec
-from .arrow_types import to_arrow_schema
+from .arrow_types import as_row_type, to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import Footer, read_footer
 from .reader import DEFAULT_MAX_BLOCK_SIZE, decompress_frame
 from .source import Source
-from .types import as_row_type
 
 try:  # the reader defines it once the row size limit is merged
     from .reader import DEFAULT_MAX_ROW_SIZE
