@@ -21,13 +21,8 @@ from .arrow_types import as_row_type, to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import Footer, read_footer
-from .reader import DEFAULT_MAX_BLOCK_SIZE, decompress_frame
+from .reader import DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MAX_ROW_SIZE, decompress_frame
 from .source import Source
-
-try:  # the reader defines it once the row size limit is merged
-    from .reader import DEFAULT_MAX_ROW_SIZE
-except ImportError:  # pragma: no cover
-    DEFAULT_MAX_ROW_SIZE = 64 << 20
 
 __all__ = ["verify", "VerifyReport", "Problem"]
 
