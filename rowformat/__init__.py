@@ -15,4 +15,5 @@ from .verify import Problem, VerifyReport, verify
 from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,
                    BlobPlaceholder, PLACEHOLDER, is_blob_descriptor)
 
+# The one place the version is written: pyproject.toml reads it from here.
 __version__ = "0.1.0"

@@ -36,7 +36,7 @@ import pyarrow as pa
 from .errors import SchemaError
 from .types import (
     ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
-    RowType, TimestampType, TimeType, VectorType,
+    RowType, TimestampType, TimeType, VectorType, schema as parse_schema,
 )
 
 _ATOMIC_TO_ARROW = {
@@ -136,3 +136,17 @@ def from_arrow_schema(schema: pa.Schema) -> RowType:
         except SchemaError as e:
             raise SchemaError(f"column {f.name!r}: {e}") from None
     return RowType(fields=tuple(fields), top_level=True)
+
+
+def as_row_type(value) -> RowType:
+    """Accepts a RowType, schema text or a pyarrow.Schema."""
+    if isinstance(value, RowType):
+        return value
+    if isinstance(value, str):
+        t = parse_schema(value)
+        if not isinstance(t, RowType):
+            raise SchemaError(f"a file schema must be a ROW, got {t}")
+        return t
+    if isinstance(value, pa.Schema):
+        return from_arrow_schema(value)
+    raise SchemaError(f"expected a RowType, schema text or pyarrow.Schema, got {type(value).__name__}")

@@ -3,12 +3,22 @@ numbers of every block, as three delta/zigzag/varint arrays."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from . import _blockindex
-from .errors import CorruptFileError
-from .footer import Footer
+from .errors import CorruptFileError, LimitExceededError
+from .footer import Footer, read_footer
+
+
+class IndexProblem(NamedTuple):
+    """One broken index invariant. ``block`` is the block it concerns, if
+    one; ``locatable`` is False when blocks can no longer be located (and so
+    checked) one by one."""
+    message: str
+    block: int | None = None
+    locatable: bool = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,44 +54,62 @@ class BlockIndex:
         return cls(comp, uncomp, starts)
 
     def validate(self, footer: Footer, name: str = "<buffer>", max_block_size: int | None = None):
-        """Paimon's seven index invariants, plus a bound on block sizes."""
-        n = len(self.row_starts)
-
-        def bad(msg):
-            raise CorruptFileError(f"{name}: invalid block index: {msg}")
-
-        if not len(self.compressed_sizes) == len(self.uncompressed_sizes) == n:
-            bad(f"array lengths differ ({len(self.compressed_sizes)} compressed sizes, "
-                f"{len(self.uncompressed_sizes)} uncompressed sizes, {n} row starts)")
-        if n != footer.block_count:
-            bad(f"the index has {n} blocks, but the footer declares {footer.block_count}")
-        if n and self.compressed_sizes.min() < 0:
-            bad(f"negative compressed size in block {int(np.argmin(self.compressed_sizes))}")
-        if n and self.uncompressed_sizes.min() < 0:
-            bad(f"negative uncompressed size in block {int(np.argmin(self.uncompressed_sizes))}")
-        if n and self.compressed_sizes.max() > footer.index_offset:
-            # (also keeps the sum below from wrapping around 2^64)
-            b = int(np.argmax(self.compressed_sizes))
-            bad(f"block {b}'s compressed size {int(self.compressed_sizes[b])} exceeds the "
-                f"{footer.index_offset} bytes before the index")
-        end = int(self.compressed_sizes.sum(dtype=np.uint64)) if n else 0
-        if end != footer.index_offset:
-            bad(f"blocks end at {end}, but the footer puts the block index at {footer.index_offset}")
-        if n == 0:
-            if footer.total_rows != 0:
-                bad(f"no blocks, but the footer declares {footer.total_rows} rows")
-            return
-        if self.row_starts[0] != 0:
-            bad(f"the first block starts at row {self.row_starts[0]}, expected 0")
-        if n > 1 and not np.all(np.diff(self.row_starts) > 0):
-            bad(f"row starts are not strictly increasing (block "
-                f"{int(np.argmin(np.diff(self.row_starts) > 0)) + 1})")
-        if self.row_starts[-1] >= footer.total_rows:
-            bad(f"the last block starts at row {self.row_starts[-1]}, but the file has "
-                f"{footer.total_rows} rows")
-        if max_block_size is not None and self.uncompressed_sizes.max() > max_block_size:
-            from .errors import LimitExceededError
+        """Paimon's seven index invariants (raises CorruptFileError for the
+        first that fails, see problems()), plus a bound on block sizes."""
+        for problem in self.problems(footer):
+            raise CorruptFileError(f"{name}: invalid block index: {problem.message}")
+        if max_block_size is not None and len(self) and self.uncompressed_sizes.max() > max_block_size:
             b = int(np.argmax(self.uncompressed_sizes))
             raise LimitExceededError(
                 f"{name}: block {b} declares {int(self.uncompressed_sizes[b])} uncompressed bytes, "
                 f"more than max_block_size={max_block_size}")
+
+    def problems(self, footer: Footer) -> Iterator[IndexProblem]:
+        """Every broken index invariant, in the order they are checked:
+        validate() raises the first, verify() reports them all. A check that
+        needs what an earlier one found broken is not made."""
+        comp, uncomp, starts = self.compressed_sizes, self.uncompressed_sizes, self.row_starts
+        n = len(starts)
+        if not len(comp) == len(uncomp) == n:
+            yield IndexProblem(f"array lengths differ ({len(comp)} compressed sizes, "
+                               f"{len(uncomp)} uncompressed sizes, {n} row starts)", locatable=False)
+            return
+        if n != footer.block_count:
+            yield IndexProblem(f"the index has {n} blocks, but the footer declares {footer.block_count}")
+        sizes_ok = True
+        for b in np.flatnonzero(comp < 0).tolist():
+            yield IndexProblem(f"negative compressed size in block {b}", b, locatable=False)
+            sizes_ok = False
+        for b in np.flatnonzero(uncomp < 0).tolist():
+            yield IndexProblem(f"negative uncompressed size in block {b}", b)
+        for b in np.flatnonzero(comp > footer.index_offset).tolist():
+            # (also keeps the sum below from wrapping around 2^64)
+            yield IndexProblem(f"block {b}'s compressed size {int(comp[b])} exceeds the "
+                               f"{footer.index_offset} bytes before the index", b, locatable=False)
+            sizes_ok = False
+        if sizes_ok:
+            end = int(comp.sum(dtype=np.uint64)) if n else 0
+            if end != footer.index_offset:
+                yield IndexProblem(f"blocks end at {end}, but the footer puts the block index at "
+                                   f"{footer.index_offset}", locatable=False)
+        if n == 0:
+            if footer.total_rows != 0:
+                yield IndexProblem(f"no blocks, but the footer declares {footer.total_rows} rows")
+            return
+        if starts[0] != 0:
+            yield IndexProblem(f"the first block starts at row {int(starts[0])}, expected 0", 0)
+        for b in (np.flatnonzero(np.diff(starts) <= 0) + 1).tolist():
+            yield IndexProblem(f"row starts are not strictly increasing (block {b}): row start "
+                               f"{int(starts[b])} is not after the previous block's "
+                               f"{int(starts[b - 1])}", b, locatable=False)
+        if starts[-1] >= footer.total_rows:
+            yield IndexProblem(f"the last block starts at row {int(starts[-1])}, but the file has "
+                               f"{footer.total_rows} rows", n - 1, locatable=False)
+
+
+def read_footer_and_index(source) -> tuple[Footer, BlockIndex]:
+    """The footer and the decoded (not yet validated) block index of the
+    .row file ``source`` (a :class:`rowformat.source.Source`); raises
+    CorruptFileError naming the file."""
+    footer, index_bytes = read_footer(source)
+    return footer, BlockIndex.from_bytes(index_bytes, source.name)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from .errors import CorruptFileError
 
 FOOTER_SIZE = 32
+TAIL_READ = 64 * 1024          # Paimon reads this much of the tail at open
 MAGIC = 0x524F5753
 VERSION = 1
 _LAYOUT = struct.Struct("<qiqib3xI")
@@ -51,3 +52,16 @@ class Footer:
                 f"{name}: invalid block index location: offset {index_offset}, length "
                 f"{index_length}, but the footer starts at {file_size - FOOTER_SIZE}")
         return cls(total, count, index_offset, index_length, version)
+
+
+def read_footer(source) -> tuple[Footer, bytes]:
+    """The footer of the .row file ``source`` (a :class:`rowformat.source.Source`)
+    and the bytes of its block index, read together with it when they lie
+    in the last TAIL_READ bytes (a second read otherwise)."""
+    size = source.size
+    tail_start = max(0, size - TAIL_READ)
+    tail = source.read(tail_start, size - tail_start)
+    footer = Footer.from_bytes(tail[-FOOTER_SIZE:], size, source.name)
+    if footer.index_offset >= tail_start:
+        return footer, tail[footer.index_offset - tail_start:len(tail) - FOOTER_SIZE]
+    return footer, source.read(footer.index_offset, footer.index_length)

@@ -20,15 +20,13 @@ import pyarrow as pa
 import zstandard
 
 from . import _rowcodec
-from .arrow_types import to_arrow_schema
+from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
-from .block_index import BlockIndex
+from .block_index import read_footer_and_index
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
-from .footer import FOOTER_SIZE, Footer
 from .source import Source, as_rows, row_number
-from .types import RowType, as_row_type
+from .types import RowType
 
-TAIL_READ = 64 * 1024          # Paimon reads this much of the tail at open
 DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 DEFAULT_MAX_ROW_SIZE = 64 << 20
@@ -127,23 +125,11 @@ class RowFileReader:
         self._pid = os.getpid()            # (whose threads run them)
 
     def _open(self):
-        size = self._source.size
-        if size < FOOTER_SIZE:
-            raise CorruptFileError(f"{self.name}: {size} bytes is too few for a "
-                                   f"{FOOTER_SIZE}-byte .row footer")
-        tail_start = max(0, size - TAIL_READ)
-        tail = self._source.read(tail_start, size - tail_start)
-        self.footer = Footer.from_bytes(tail[-FOOTER_SIZE:], size, self.name)
-        f = self.footer
-        if f.index_offset >= tail_start:
-            index_bytes = tail[f.index_offset - tail_start:len(tail) - FOOTER_SIZE]
-        else:
-            index_bytes = self._source.read(f.index_offset, f.index_length)
-        self.block_index = BlockIndex.from_bytes(index_bytes, self.name)
-        self.block_index.validate(f, self.name, self.max_block_size)
+        self.footer, self.block_index = read_footer_and_index(self._source)
+        self.block_index.validate(self.footer, self.name, self.max_block_size)
         self._offsets = self.block_index.offsets
         self._starts = self.block_index.row_starts
-        self._ends = np.append(self._starts[1:], f.total_rows).astype(np.int64)
+        self._ends = np.append(self._starts[1:], self.footer.total_rows).astype(np.int64)
         self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
         # per block (offset, compressed size, uncompressed size, rows) as Python ints: a
         # lookup reads these without numpy scalars

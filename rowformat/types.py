@@ -519,19 +519,3 @@ def schema(text: str) -> RowType:
     if not p.at_end():
         p.fail("',' or end of schema")
     return RowType(fields=tuple(fields), top_level=True)
-
-
-def as_row_type(value) -> RowType:
-    """Accepts a RowType, schema text or a pyarrow.Schema."""
-    if isinstance(value, RowType):
-        return value
-    if isinstance(value, str):
-        t = schema(value)
-        if not isinstance(t, RowType):
-            raise SchemaError(f"a file schema must be a ROW, got {t}")
-        return t
-    from .arrow_types import from_arrow_schema
-    import pyarrow as pa
-    if isinstance(value, pa.Schema):
-        return from_arrow_schema(value)
-    raise SchemaError(f"expected a RowType, schema text or pyarrow.Schema, got {type(value).__name__}")

@@ -17,18 +17,12 @@ import numpy as np
 import zstandard
 
 from . import _rowcodec
-from .arrow_types import to_arrow_schema
+from .arrow_types import as_row_type, to_arrow_schema
 from .block_index import BlockIndex
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError
-from .footer import FOOTER_SIZE, Footer
-from .reader import DEFAULT_MAX_BLOCK_SIZE, TAIL_READ, decompress_frame
+from .footer import Footer, read_footer
+from .reader import DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MAX_ROW_SIZE, decompress_frame
 from .source import Source
-from .types import as_row_type
-
-try:  # the reader defines it once the row size limit is merged
-    from .reader import DEFAULT_MAX_ROW_SIZE
-except ImportError:  # pragma: no cover
-    DEFAULT_MAX_ROW_SIZE = 64 << 20
 
 __all__ = ["verify", "VerifyReport", "Problem"]
 
@@ -115,23 +109,13 @@ class _Checker:
 
     # -- footer and index ---------------------------------------------------
     def footer_and_index(self):
-        size = self.src.size
-        if size < FOOTER_SIZE:
-            self.add("footer", f"{size} bytes is too few for a {FOOTER_SIZE}-byte .row footer")
-            return None
-        tail_start = max(0, size - TAIL_READ)
-        tail = self.src.read(tail_start, size - tail_start)
         try:
-            footer = Footer.from_bytes(tail[-FOOTER_SIZE:], size, self.src.name)
+            footer, index_bytes = read_footer(self.src)
         except CorruptFileError as e:
             self.add("footer", _strip(str(e), self.src.name))
             return None
         self.report.num_rows = footer.total_rows
         self.report.num_blocks = footer.block_count
-        if footer.index_offset >= tail_start:
-            index_bytes = tail[footer.index_offset - tail_start:len(tail) - FOOTER_SIZE]
-        else:
-            index_bytes = self.src.read(footer.index_offset, footer.index_length)
         try:
             index = BlockIndex.from_bytes(index_bytes, self.src.name)
         except CorruptFileError as e:
@@ -142,44 +126,10 @@ class _Checker:
     def index_invariants(self, footer: Footer, index: BlockIndex) -> bool:
         """Every failing invariant is reported; True when blocks can still be
         located and checked one by one."""
-        comp, uncomp, starts = index.compressed_sizes, index.uncompressed_sizes, index.row_starts
-        n = len(starts)
         usable = True
-        if not len(comp) == len(uncomp) == n:
-            self.add("index", f"array lengths differ: {len(comp)} compressed sizes, "
-                              f"{len(uncomp)} uncompressed sizes, {n} row starts")
-            return False
-        if n != footer.block_count:
-            self.add("index", f"the index has {n} blocks, but the footer declares {footer.block_count}")
-        for b in np.flatnonzero(comp < 0)[:self.max_errors]:
-            self.add("index", f"negative compressed size {int(comp[b])}", block=int(b))
-            usable = False
-        for b in np.flatnonzero(comp > footer.index_offset)[:self.max_errors]:
-            self.add("index", f"compressed size {int(comp[b])} exceeds the {footer.index_offset} "
-                              f"bytes before the block index", block=int(b))
-            usable = False
-        for b in np.flatnonzero(uncomp < 0)[:self.max_errors]:
-            self.add("index", f"negative uncompressed size {int(uncomp[b])}", block=int(b))
-        if usable:
-            end = sum(int(c) for c in comp)
-            if end != footer.index_offset:
-                self.add("index", f"blocks end at byte {end}, but the footer puts the block "
-                                  f"index at {footer.index_offset}")
-                usable = False
-        if n == 0:
-            if footer.total_rows != 0:
-                self.add("index", f"no blocks, but the footer declares {footer.total_rows} rows")
-            return usable
-        if starts[0] != 0:
-            self.add("index", f"the first block starts at row {int(starts[0])}, expected 0", block=0)
-        for b in (np.flatnonzero(np.diff(starts) <= 0) + 1)[:self.max_errors]:
-            self.add("index", f"row start {int(starts[b])} is not after the previous block's "
-                              f"{int(starts[b - 1])}", block=int(b))
-            usable = False
-        if starts[-1] >= footer.total_rows:
-            self.add("index", f"the last block starts at row {int(starts[-1])}, but the footer "
-                              f"declares {footer.total_rows} rows", block=n - 1)
-            usable = False
+        for problem in index.problems(footer):
+            self.add("index", problem.message, block=problem.block)
+            usable = usable and problem.locatable
         return usable
 
     # -- blocks and rows ------------------------------------------------------

@@ -21,12 +21,12 @@ import pyarrow as pa
 import zstandard
 
 from . import _rowcodec
-from .arrow_types import to_arrow_schema
+from .arrow_types import as_row_type, to_arrow_schema
 from .atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
 from .errors import SchemaError, ValueConversionError
 from .footer import Footer
-from .types import RowType, as_row_type
+from .types import RowType
 
 DEFAULT_BLOCK_SIZE = 65536
 ENCODE_SLICE_ROWS = 8192

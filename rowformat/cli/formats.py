@@ -37,8 +37,7 @@ def stored_schema(arrow_schema, override):
     """The Paimon schema of a non-.row input: ``override`` (``--schema``),
     else the schema text convert stored in the metadata, else the mapping of
     the Arrow types."""
-    from ..arrow_types import from_arrow_schema
-    from ..types import as_row_type
+    from ..arrow_types import as_row_type, from_arrow_schema
     if override is not None:
         return override
     meta = arrow_schema.metadata or {}

@@ -52,7 +52,7 @@ def load_schema(spec: str):
     list) or of schema text, or the schema text itself."""
     from .. import fs, schema_json
     from ..errors import SchemaError
-    from ..types import as_row_type
+    from ..arrow_types import as_row_type
     source = None
     if fs.is_url(spec) or os.path.isfile(spec):
         source = spec

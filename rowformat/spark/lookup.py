@@ -28,8 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import RowFileReader
+from ..arrow_types import as_row_type
 from ..errors import SchemaError
-from ..types import RowType, as_row_type, schema as parse_schema
+from ..types import RowType, schema as parse_schema
 from . import dataset as ds
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
