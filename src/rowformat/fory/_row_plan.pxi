@@ -1,28 +1,7 @@
-# Included by _row.pyx. The plan: the kinds (K_*), one Node per schema Layout
-# node (node_init copies the Layout tree; node_free frees it), the helpers
-# that compute where a row's or an array's bitmap, header and slots lie, and
-# civil date arithmetic (proleptic Gregorian, days since 1970-01-01).
-
-# Kinds: keep in sync with rowformat/fory/schema.py.
-cdef enum Kind:
-    K_BOOL = 1
-    K_I8 = 2
-    K_I16 = 3
-    K_I32 = 4
-    K_I64 = 5
-    K_F16 = 6
-    K_F32 = 7
-    K_F64 = 8
-    K_DATE = 9
-    K_TS = 10
-    K_DUR = 11
-    K_STR = 12
-    K_BIN = 13
-    K_DEC = 14
-    K_LIST = 15
-    K_MAP = 16
-    K_STRUCT = 17
-
+# Included by _row.pyx. The plan: one Node per schema Layout node (node_init
+# copies the Layout tree; node_free frees it; the kinds are in _row.pxd), the
+# helpers that compute where a row's or an array's bitmap, header and slots
+# lie, and civil date arithmetic (proleptic Gregorian, days since 1970-01-01).
 
 cdef inline int64_t round8(int64_t n) noexcept nogil:
     return (n + 7) & ~(<int64_t> 7)
