@@ -35,6 +35,24 @@ def test_index_varint_errors(bad, msg):
         decode_longs(bad)
 
 
+@pytest.mark.parametrize("body, want", [
+    ("ff" * 9 + "01", [LMIN]),                  # 2^64 - 1: a 10th byte of 1 is bit 63
+    ("2a" + "ff" * 9 + "01", [21, 21 + LMIN]),
+    ("ff" * 9 + "02", r"above 2\^64 - 1"),     # a 10th byte of 2 would be bit 64
+    ("ff" * 10 + "01", "longer than 10 bytes"),
+    ("ff" * 9, "truncated"),
+])
+def test_index_varint_ten_byte_edge(body, want):
+    # through a length-prefixed array, as the reader meets it (same rule as .blob:
+    # tests/blob/test_blob_varint.py)
+    data = bytes([len(bytes.fromhex(body))]) + bytes.fromhex(body)
+    if isinstance(want, list):
+        assert read_prefixed(data, 0)[0].tolist() == want
+    else:
+        with pytest.raises(rowformat.CorruptFileError, match=want):
+            read_prefixed(data, 0)
+
+
 def test_index_length_prefix_must_fit():
     with pytest.raises(rowformat.CorruptFileError, match="overruns"):
         read_prefixed(b"\x05\x01", 0)

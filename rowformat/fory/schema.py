@@ -13,10 +13,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 from rowformat.errors import SchemaError
+from rowformat.fory._row import Kind
 
-# Kinds shared with _row.pyx (keep the numbers in sync with its enum).
-K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F16, K_F32, K_F64 = 1, 2, 3, 4, 5, 6, 7, 8
-K_DATE, K_TS, K_DUR, K_STR, K_BIN, K_DEC, K_LIST, K_MAP, K_STRUCT = 9, 10, 11, 12, 13, 14, 15, 16, 17
+# The kinds, declared once: the cpdef enum Kind in src/rowformat/fory/_row.pxd.
+K_BOOL, K_I8, K_I16, K_I32, K_I64 = Kind.K_BOOL, Kind.K_I8, Kind.K_I16, Kind.K_I32, Kind.K_I64
+K_F16, K_F32, K_F64 = Kind.K_F16, Kind.K_F32, Kind.K_F64
+K_DATE, K_TS, K_DUR = Kind.K_DATE, Kind.K_TS, Kind.K_DUR
+K_STR, K_BIN, K_DEC = Kind.K_STR, Kind.K_BIN, Kind.K_DEC
+K_LIST, K_MAP, K_STRUCT = Kind.K_LIST, Kind.K_MAP, Kind.K_STRUCT
 
 # Fory xlang type ids (org.apache.fory.type.Types == pyfory TypeId).
 TYPE_IDS = {

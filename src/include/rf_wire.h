@@ -1,5 +1,6 @@
 /* Wire primitives shared by the Cython modules: little-endian loads and
- * stores, unsigned LEB128 varints (bounded), and 64-bit zigzag.
+ * stores, unsigned LEB128 varints (bounded), 64-bit zigzag, and Paimon's
+ * delta-varint arrays (the .row block index and the .blob row index).
  * Everything is static inline; nothing here allocates or touches Python. */
 #ifndef RF_WIRE_H
 #define RF_WIRE_H
@@ -28,9 +29,10 @@ static inline void rf_st_i32(uint8_t *p, int32_t v) { memcpy(p, &v, 4); }
 static inline void rf_st_i64(uint8_t *p, int64_t v) { memcpy(p, &v, 8); }
 
 /* Reads an unsigned LEB128 of at most max_bytes bytes from [*pos, end).
- * Returns 0 on success, -1 when truncated, -2 when longer than max_bytes or
- * when the value does not fit 64 bits. Paimon bounds int32 varints at 5
- * bytes and index values at 10. */
+ * Returns 0 on success, -1 when truncated, -2 when longer than max_bytes
+ * (the continuation bit set on byte max_bytes), -3 when the value does not
+ * fit 64 bits: a last 10th byte holds bit 63 only, so it is 0x00 or 0x01.
+ * Paimon bounds int32 varints at 5 bytes and index values at 10. */
 static inline int rf_read_uvarint(const uint8_t *buf, int64_t *pos, int64_t end,
                                   int max_bytes, uint64_t *out) {
     uint64_t v = 0;
@@ -39,7 +41,7 @@ static inline int rf_read_uvarint(const uint8_t *buf, int64_t *pos, int64_t end,
     for (int i = 0; i < max_bytes; i++) {
         if (p >= end) return -1;
         uint8_t b = buf[p++];
-        if (shift == 63 && (b & 0x7E)) return -2;
+        if (shift == 63 && (b & 0x7E)) return (b & 0x80) ? -2 : -3;
         v |= (uint64_t)(b & 0x7F) << shift;
         if (!(b & 0x80)) { *pos = p; *out = v; return 0; }
         shift += 7;
@@ -79,6 +81,53 @@ static inline int rf_uvarint_size(uint64_t v) {
 
 static inline uint64_t rf_zigzag64(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t rf_unzigzag64(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+/* Paimon's delta-varint array (DeltaVarintCompressor), the .row block index
+ * and the .blob row index: each int64 is coded as its difference from the
+ * previous one (the first from 0) in wrapping 64-bit arithmetic, as Java's
+ * long, then zigzag64'd and written as a minimal LEB128 of at most 10 bytes.
+ * rf_delta_encode writes n values to dst (room for 10 * n bytes) and returns
+ * the bytes written. */
+static inline int64_t rf_delta_encode(const int64_t *v, int64_t n, uint8_t *dst) {
+    uint64_t prev = 0;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t cur = (uint64_t)v[i];
+        k += rf_write_uvarint(dst + k, rf_zigzag64((int64_t)(cur - prev)));
+        prev = cur;
+    }
+    return k;
+}
+
+/* How many values n bytes of an array can hold: its bytes without the
+ * continuation bit, one per varint. */
+static inline int64_t rf_delta_count(const uint8_t *buf, int64_t n) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) count += !(buf[i] & 0x80);
+    return count;
+}
+
+/* Decodes the array buf[0:n] into out (room for rf_delta_count values) and
+ * sets *count to the values decoded. Returns 0, or rf_read_uvarint's error
+ * for the first bad varint: -1 truncated, -2 longer than 10 bytes, -3 above
+ * 2^64 - 1. Java's decoder also rejects the first two; it drops the bits of
+ * the third, which no writer produces. */
+static inline int rf_delta_decode(const uint8_t *buf, int64_t n, int64_t *out, int64_t *count) {
+    int64_t pos = 0, k = 0;
+    uint64_t u, acc = 0;
+    int rc = 0;
+    while (pos < n) {
+        if (buf[pos] < 0x80) {          /* small deltas: one byte */
+            u = buf[pos++];
+        } else if ((rc = rf_read_uvarint(buf, &pos, n, 10, &u)) != 0) {
+            break;
+        }
+        acc += (uint64_t)rf_unzigzag64(u);
+        out[k++] = (int64_t)acc;
+    }
+    *count = k;
+    return rc;
+}
 
 /* Floor division and modulo for negative instants (Paimon floors millis). */
 static inline int64_t rf_floordiv(int64_t a, int64_t b) { int64_t q = a / b; if ((a % b) && ((a < 0) != (b < 0))) q--; return q; }

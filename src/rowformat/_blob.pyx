@@ -2,71 +2,43 @@
 """Hot loops of the .blob format: Paimon's delta-varint codec and the walk
 that turns an index of entry lengths into offsets.
 
-The codec works in 64-bit wrapping arithmetic like Java's ``long``, so the
-extreme vectors of Paimon's DeltaVarintCompressor tests (``[MAX, MIN]``
-encodes to 11 bytes) match; pypaimon's unbounded Python ints do not.
+The codec is rf_delta_encode/rf_delta_decode in src/include/rf_wire.h, shared
+with the .row block index (_blockindex.pyx). It works in 64-bit wrapping
+arithmetic like Java's ``long``, so the extreme vectors of Paimon's
+DeltaVarintCompressor tests (``[MAX, MIN]`` encodes to 11 bytes) match;
+pypaimon's unbounded Python ints do not.
+
+A varint is at most 10 bytes, and the 10th carries bit 63 only, so it is 0x00
+or 0x01: ``ff`` x 9 + ``01`` is 2^64 - 1 (zigzag of MIN). A 10th byte above 1
+(the value does not fit 64 bits; Java drops those bits), an 11th byte and a
+truncated varint raise VarintError, as the block index raises
+CorruptFileError.
 """
-from libc.stdint cimport int64_t, uint64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 import numpy as np
 
+from rowformat._wire cimport rf_delta_encode, rf_delta_count, rf_delta_decode
 from rowformat.errors import VarintError
+
+include "_deltavarint.pxi"
+
+# Java's messages; -3 (a 10th byte above 1) is one Java does not detect
+_VARINT_ERRORS = {-1: "Unexpected end of input", -2: "Varint overflow",
+                  -3: "Varint overflow (10th byte > 1)"}
 
 
 def encode(values) -> bytes:
     """Delta, ZigZag, then LEB128 varint of each int64 in ``values``."""
-    cdef const int64_t[::1] v = np.ascontiguousarray(values, dtype=np.int64)
-    cdef Py_ssize_t n = v.shape[0], i, p = 0
-    out = bytearray(n * 10)
-    cdef unsigned char[::1] o = out
-    cdef uint64_t prev = 0, cur, delta, z
-    for i in range(n):
-        cur = <uint64_t>v[i]
-        delta = cur - prev                      # wraps like Java
-        prev = cur
-        z = (delta << 1) ^ <uint64_t>(<int64_t>delta >> 63)
-        while z >= 0x80:
-            o[p] = <unsigned char>((z & 0x7F) | 0x80)
-            p += 1
-            z >>= 7
-        o[p] = <unsigned char>z
-        p += 1
-    return bytes(out[:p])
+    return delta_encode(values)
 
 
 def decode(data) -> np.ndarray:
-    """Inverse of :func:`encode`. Raises VarintError on a truncated varint or
-    one longer than 10 bytes. Allocates one int64 per varint terminator byte,
-    so never more than 8x the input."""
-    cdef const uint8_t[::1] d = memoryview(data).cast("B")
-    cdef Py_ssize_t n = d.shape[0], i, count = 0, k = 0
-    for i in range(n):
-        if d[i] < 0x80:
-            count += 1
-    out = np.empty(count, dtype=np.int64)
-    cdef int64_t[::1] o = out
-    cdef uint64_t z, acc = 0
-    cdef int shift
-    cdef uint8_t b
-    i = 0
-    while i < n:
-        z = 0
-        shift = 0
-        while True:
-            if i >= n:
-                raise VarintError("Unexpected end of input")
-            if shift > 63:
-                raise VarintError("Varint overflow")
-            b = d[i]
-            i += 1
-            z |= (<uint64_t>(b & 0x7F)) << shift
-            if b < 0x80:
-                break
-            shift += 7
-        acc += (z >> 1) ^ (<uint64_t>0 - (z & 1))   # un-ZigZag, prefix sum (wrapping)
-        o[k] = <int64_t>acc
-        k += 1
-    return out[:k]
+    """Inverse of :func:`encode`. Raises VarintError on a truncated varint,
+    one longer than 10 bytes or one above 2^64 - 1. Allocates one int64 per
+    varint terminator byte, so never more than 8x the input."""
+    return delta_decode(memoryview(data).cast("B"), VarintError, _VARINT_ERRORS)
 
 
 def layout(lengths, int64_t limit, int64_t min_length, int64_t min_sentinel):

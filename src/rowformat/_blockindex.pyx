@@ -1,52 +1,39 @@
 # cython: language_level=3
-"""The block index arrays: delta from the previous value (the first from 0)
-in wrapping 64-bit arithmetic, 64-bit zigzag, unsigned LEB128 of up to 10
-bytes; each array prefixed by the minimal LEB128 of its byte length."""
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+"""The block index arrays: Paimon's delta-varint arrays (DeltaVarintCompressor),
+each prefixed by the minimal LEB128 of its byte length.
+
+The codec is rf_delta_encode/rf_delta_decode in src/include/rf_wire.h, shared
+with the .blob row index (_blob.pyx): delta from the previous value (the first
+from 0) in wrapping 64-bit arithmetic, 64-bit zigzag, unsigned LEB128 of at
+most 10 bytes. The 10th byte carries bit 63 only, so it is 0x00 or 0x01:
+``ff`` x 9 + ``01`` is 2^64 - 1 (zigzag of Long.MIN_VALUE), ``ff`` x 9 +
+``02`` does not fit 64 bits (Java's decoder drops such bits; no writer
+makes them), and an 11th byte is one too many (Java: "Varint overflow"). Both
+are errors, as is a truncated varint."""
+from libc.stdint cimport int64_t, uint8_t
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 import numpy as np
 
-from rowformat._wire cimport rf_read_uvarint, rf_write_uvarint, rf_zigzag64, rf_unzigzag64, rf_read_len
+from rowformat._wire cimport rf_write_uvarint, rf_read_len, rf_delta_encode, rf_delta_count, rf_delta_decode
 from rowformat.errors import CorruptFileError
+
+include "_deltavarint.pxi"
+
+_VARINT_ERRORS = {-1: "block index value is truncated",
+                  -2: "block index value is longer than 10 bytes",
+                  -3: "block index value is above 2^64 - 1 (10th byte > 1)"}
 
 
 def encode_longs(values) -> bytes:
     """The delta-zigzag-varint bytes of an int64 sequence (no length prefix)."""
-    cdef const int64_t[::1] v = np.ascontiguousarray(values, dtype=np.int64)
-    cdef Py_ssize_t n = v.shape[0], i, k = 0
-    cdef uint64_t prev = 0
-    out = PyBytes_FromStringAndSize(NULL, 10 * n)
-    cdef uint8_t *p = <uint8_t *> PyBytes_AS_STRING(out)
-    for i in range(n):
-        # unsigned subtraction wraps modulo 2^64, as Java's long arithmetic does
-        k += rf_write_uvarint(p + k, rf_zigzag64(<int64_t> (<uint64_t> v[i] - prev)))
-        prev = <uint64_t> v[i]
-    return out[:k]
+    return delta_encode(values)
 
 
 def decode_longs(const uint8_t[::1] data):
     """Inverse of encode_longs: an int64 numpy array. Raises CorruptFileError
-    on a truncated or over-long varint."""
-    cdef Py_ssize_t n = data.shape[0], i, count = 0
-    cdef int64_t pos = 0
-    cdef uint64_t u, prev = 0
-    cdef int rc
-    for i in range(n):
-        if not (data[i] & 0x80):
-            count += 1
-    out = np.empty(count, dtype=np.int64)
-    cdef int64_t[::1] o = out
-    i = 0
-    while pos < n:
-        rc = rf_read_uvarint(&data[0], &pos, n, 10, &u)
-        if rc:
-            raise CorruptFileError("block index value is " +
-                                   ("truncated" if rc == -1 else "longer than 10 bytes"))
-        prev = prev + <uint64_t> rf_unzigzag64(u)
-        o[i] = <int64_t> prev
-        i += 1
-    return out
+    on a truncated varint, one longer than 10 bytes or one above 2^64 - 1."""
+    return delta_decode(data, CorruptFileError, _VARINT_ERRORS)
 
 
 def read_prefixed(const uint8_t[::1] data, int64_t pos):

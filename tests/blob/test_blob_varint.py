@@ -1,8 +1,9 @@
-"""Paimon's DeltaVarintCompressor vectors (Java wrapping int64 arithmetic)."""
+"""Paimon's DeltaVarintCompressor vectors (Java wrapping int64 arithmetic), and the
+10-byte edge the .blob index and the .row block index share."""
 import pytest
 
-from rowformat import _blob
-from rowformat.errors import VarintError
+from rowformat import _blob, _blockindex
+from rowformat.errors import CorruptFileError, VarintError
 
 MAX, MIN = (1 << 63) - 1, -(1 << 63)
 
@@ -54,3 +55,48 @@ def test_layout_reports_first_bad_entry():
     assert (used, bad, reason) == (16, 1, 1)
     offsets, used, bad, reason = _blob.layout([MAX, MAX], MAX, 0, -1)
     assert (used, bad, reason) == (MAX, 1, 1)    # no overflow of the running sum
+
+
+# The 10-byte edge, the same in both users of the C codec (rf_wire.h): the 10th
+# byte carries bit 63 only. What each side raises: .blob, then block index.
+TRUNCATED = ("Unexpected end of input", "block index value is truncated")
+TOO_LONG = ("^Varint overflow$", "longer than 10 bytes")
+ABOVE_64_BITS = (r"Varint overflow \(10th byte > 1\)", r"above 2\^64 - 1")
+
+
+@pytest.mark.parametrize("hexdata,values", [
+    ("ff" * 9 + "01", [MIN]),                 # 2^64 - 1, the largest 10-byte varint
+    ("80" * 9 + "01", [1 << 62]),             # 2^63: bit 63 alone
+    ("fe" + "ff" * 8 + "01" + "00", [MAX, MAX]),
+])
+def test_ten_byte_varints_decode_on_both_sides(hexdata, values):
+    data = bytes.fromhex(hexdata)
+    assert _blob.decode(data).tolist() == values
+    assert _blockindex.decode_longs(data).tolist() == values
+
+
+@pytest.mark.parametrize("hexdata,error", [
+    ("ff" * 9 + "02", ABOVE_64_BITS),         # the 10th byte's bit 1 is bit 64
+    ("ff" * 9 + "7f", ABOVE_64_BITS),
+    ("80" * 9 + "02", ABOVE_64_BITS),
+    ("00" + "ff" * 9 + "02", ABOVE_64_BITS),  # not the first value
+    ("ff" * 10 + "01", TOO_LONG),             # 11 bytes
+    ("80" * 10 + "00", TOO_LONG),
+    ("ff" * 9 + "81", TOO_LONG),              # a 10th byte that continues, then the end
+    ("ff" * 9, TRUNCATED),
+    ("00" + "80", TRUNCATED),
+])
+def test_bad_varints_are_rejected_alike_on_both_sides(hexdata, error):
+    data = bytes.fromhex(hexdata)
+    with pytest.raises(VarintError, match=error[0]):
+        _blob.decode(data)
+    with pytest.raises(CorruptFileError, match=error[1]) as info:
+        _blockindex.decode_longs(data)
+    assert not isinstance(info.value, VarintError)
+
+
+@pytest.mark.parametrize("values", [[MAX, MIN], [MIN, MAX], [0, MIN, MAX, -1, 1], [1 << 62, -(1 << 62)]])
+def test_both_sides_write_the_same_bytes(values):
+    data = _blob.encode(values)
+    assert _blockindex.encode_longs(values) == data
+    assert _blob.decode(data).tolist() == _blockindex.decode_longs(data).tolist() == values

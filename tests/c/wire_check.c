@@ -69,6 +69,40 @@ int main(void) {
             return 1;
         }
     }
+    /* 64-bit varints: the 10th byte holds bit 63 only */
+    struct { uint8_t b[11]; int64_t len; int rc; uint64_t v; } longs[] = {
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}, 10, 0, UINT64_MAX},
+        {{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 10, 0, 1ULL << 63},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02}, 10, -3, 0},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F}, 10, -3, 0},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x81, 0x00}, 11, -2, 0},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}, 11, -2, 0},
+        {{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, 9, -1, 0},
+    };
+    for (unsigned k = 0; k < sizeof longs / sizeof longs[0]; k++) {
+        int64_t pos = 0;
+        uint64_t out = 0;
+        int rc = rf_read_uvarint(longs[k].b, &pos, longs[k].len, 10, &out);
+        if (rc != longs[k].rc || (rc == 0 && (out != longs[k].v || pos != longs[k].len))) {
+            printf("rf_read_uvarint case %u: rc %d\n", k, rc);
+            return 1;
+        }
+    }
+    /* delta-varint arrays: Paimon's [MAX, MIN] is 11 bytes (the delta wraps to 1) */
+    {
+        int64_t in[3] = {INT64_MAX, INT64_MIN, INT64_MIN}, back[3], count = -1;
+        uint8_t enc[30];
+        int64_t n = rf_delta_encode(in, 3, enc);
+        if (n != 12 || rf_delta_count(enc, n) != 3 || rf_delta_decode(enc, n, back, &count) != 0
+                || count != 3 || memcmp(in, back, sizeof in) != 0) {
+            printf("rf_delta round trip: %lld bytes\n", (long long)n);
+            return 1;
+        }
+        if (rf_delta_decode(enc, 9, back, &count) != -1 || count != 0) {
+            printf("rf_delta_decode of a truncated array\n");
+            return 1;
+        }
+    }
     /* UTF-8: valid multi-byte forms; overlongs, surrogates, > U+10FFFF, truncation */
     struct { const char *s; int ok; } utf8[] = {
         {"abc", 1}, {"\xC3\xA9", 1}, {"\xE2\x82\xAC", 1}, {"\xF0\x9F\x98\x80", 1},

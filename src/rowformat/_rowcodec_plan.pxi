@@ -1,0 +1,255 @@
+# Included by _rowcodec.pyx. The plan: the kinds (K_*) and one Node per type
+# in the schema tree. plan_init fills the tree from a rowformat.types DataType
+# (kind, precision, Arrow units, the Python type decode_row builds); a Node
+# also carries the encoder's bound Arrow buffers and the decoder's builders.
+# plan_costs (the bytes a null adds to the builders), plan_free and
+# plan_reset_builders walk the tree.
+
+cdef enum Kind:
+    K_BOOL = 1
+    K_I8
+    K_I16
+    K_I32
+    K_I64
+    K_F32
+    K_F64
+    K_BIN       # binary, int32 offsets
+    K_STR       # string, int32 offsets, UTF-8 checked on decode
+    K_LBIN      # large_binary (BLOB), int64 offsets
+    K_DEC64     # DECIMAL p <= 18: int64 unscaled on the wire
+    K_DEC128    # DECIMAL p > 18: minimal big-endian bytes on the wire
+    K_TIME      # TIME p > 3: int32 millis on the wire, time64 in Arrow
+    K_TS_NANO   # TIMESTAMP p > 3: int64 millis + varint nano-of-milli
+    K_VARIANT   # varint+value bytes, varint+metadata bytes
+    K_LIST
+    K_MAP       # MAP and MULTISET: keys array then values array
+    K_ROW
+    K_VECTOR    # size varint, elements without a null bitmap
+
+
+# The plan: one Node per type in the schema tree.
+
+ctypedef struct Node:
+    int kind
+    int nullable
+    int precision       # DECIMAL
+    int scale           # DECIMAL
+    int pyconv          # decode_row: which Python type to build (PY_*)
+    int row_id          # ROW: index of its field names in RowDecoder.names
+    int store           # decode: build Arrow output for this node
+    int plain           # decode: width of a value stored as its wire bytes (plain
+                        # fixed-width kinds), else 0: dec_field copies these inline
+    int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
+    int64_t npu         # TS_NANO: nanoseconds per Arrow unit
+    int64_t fixed       # VECTOR length
+    int nchild
+    Node *child
+    # encoder: bound Arrow arrays
+    const uint8_t *valid
+    const uint8_t *data
+    const int32_t *off32
+    const int64_t *off64
+    int64_t off
+    int64_t eoff        # MAP: offset of the entries struct
+    # decoder: builders
+    Buf bits
+    Buf vals
+    Buf offs
+    int64_t blen
+    int64_t bnull
+    int64_t empty_cost  # decode: bytes dec_empty appends for one null of this node
+    int64_t vchecked    # decode, STRING: bytes of vals checked as UTF-8 so far
+    int64_t kchecked    # decode, STRING: values checked as UTF-8 so far
+    int64_t *budget     # decode: the decoder's placeholder budget for the current row
+
+
+# How decode_row turns a wire value into a Python value.
+cdef enum PyConv:
+    PY_PLAIN = 0
+    PY_DATE
+    PY_TIME
+    PY_TS
+    PY_TS_LTZ
+    PY_TS_NS
+    PY_DEC
+
+
+cdef int _units_per_milli(int precision):
+    return 1 if precision <= 3 else 1000 if precision <= 6 else 1000000
+
+
+cdef int plan_init(Node *n, t, list names=None) except -1:
+    """Fills n from a rowformat.types DataType. ``names`` collects the field
+    names of every ROW (n.row_id indexes it), for decode_row."""
+    cdef str root = t.root
+    n.nullable = 1 if t.nullable else 0
+    n.store = 1
+    n.plain = 0
+    n.nchild = 0
+    n.child = NULL
+    n.pyconv = PY_PLAIN
+    if root == "DATE":
+        n.pyconv = PY_DATE
+    elif root == "TIME":
+        n.pyconv = PY_TIME
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        n.pyconv = PY_TS_NS if t.precision > 6 else PY_TS_LTZ if t.ltz else PY_TS
+    elif root == "DECIMAL":
+        n.pyconv = PY_DEC
+        n.scale = t.scale
+    if root == "BOOLEAN":
+        n.kind = K_BOOL
+    elif root == "TINYINT":
+        n.kind = K_I8
+    elif root == "SMALLINT":
+        n.kind = K_I16
+    elif root in ("INT", "DATE"):
+        n.kind = K_I32
+    elif root == "BIGINT":
+        n.kind = K_I64
+    elif root == "FLOAT":
+        n.kind = K_F32
+    elif root == "DOUBLE":
+        n.kind = K_F64
+    elif root in ("CHAR", "VARCHAR"):
+        n.kind = K_STR
+    elif root in ("BINARY", "VARBINARY"):
+        n.kind = K_BIN
+    elif root == "BLOB":
+        n.kind = K_LBIN
+    elif root == "DECIMAL":
+        n.kind = K_DEC64 if t.precision <= 18 else K_DEC128
+        n.precision = t.precision
+    elif root == "TIME":
+        if t.precision <= 3:
+            n.kind = K_I32
+        else:
+            n.kind = K_TIME
+            n.upm = _units_per_milli(t.precision)
+    elif root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        if t.precision <= 3:
+            n.kind = K_I64
+        else:
+            n.kind = K_TS_NANO
+            n.upm = _units_per_milli(t.precision)
+            n.npu = 1000000 // n.upm
+    elif root == "VARIANT":
+        n.kind = K_VARIANT
+        _plan_children(n, 2)
+        n.child[0].kind = K_BIN
+        n.child[1].kind = K_BIN
+        n.child[0].store = n.child[1].store = 1
+    elif root == "ARRAY":
+        n.kind = K_LIST
+        _plan_children(n, 1)
+        plan_init(&n.child[0], t.element, names)
+    elif root == "MULTISET":
+        n.kind = K_MAP
+        _plan_children(n, 2)
+        plan_init(&n.child[0], t.element, names)
+        n.child[1].kind = K_I32   # the multiplicity
+        n.child[1].store = 1
+        n.child[1].plain = 4
+    elif root == "MAP":
+        n.kind = K_MAP
+        _plan_children(n, 2)
+        plan_init(&n.child[0], t.key, names)
+        plan_init(&n.child[1], t.value, names)
+    elif root == "VECTOR":
+        n.kind = K_VECTOR
+        n.fixed = t.length
+        _plan_children(n, 1)
+        plan_init(&n.child[0], t.element, names)
+        n.child[0].nullable = 0
+    elif root == "ROW":
+        n.kind = K_ROW
+        _plan_children(n, len(t.fields))
+        if names is not None:
+            n.row_id = len(names)
+            names.append(tuple(f.name for f in t.fields))
+        for i, f in enumerate(t.fields):
+            plan_init(&n.child[i], f.type, names)
+    else:
+        raise ValueError(f"unsupported type {t}")
+    if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64) and n.pyconv != PY_TIME:
+        n.plain = _width(n.kind)
+    plan_reset_builders(n)
+    return 0
+
+
+cdef int64_t plan_costs(Node *n, int64_t *budget) noexcept nogil:
+    """Sets empty_cost (saturating at 2^50) and the budget pointer of n and
+    its descendants; returns n's empty_cost."""
+    cdef int64_t cost = _width(n.kind) + 1
+    cdef int64_t cap = (<int64_t> 1) << 50
+    cdef int64_t sub
+    cdef int i
+    if n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
+        cost += 4
+    elif n.kind == K_LBIN:
+        cost += 8
+    for i in range(n.nchild):
+        if n.kind == K_VECTOR:
+            sub = plan_costs(&n.child[i], budget)
+            cost += 0 if n.fixed <= 0 else n.fixed * sub if sub <= cap // n.fixed else cap
+        elif n.kind in (K_ROW, K_VARIANT):
+            cost += plan_costs(&n.child[i], budget)
+        else:
+            plan_costs(&n.child[i], budget)
+        if cost > cap:
+            cost = cap
+    n.empty_cost = cost
+    n.budget = budget
+    return cost
+
+
+cdef inline int charge_empty(Node *c) noexcept nogil:
+    """Charges one null placeholder of c to the row's budget."""
+    if c.budget != NULL:
+        c.budget[0] -= c.empty_cost
+        if c.budget[0] < 0:
+            return E_EXPAND_LIMIT
+    return 0
+
+
+cdef int _plan_children(Node *n, int count) except -1:
+    n.nchild = count
+    n.child = <Node *> calloc(count if count > 0 else 1, sizeof(Node))
+    if n.child == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef void plan_free(Node *n) noexcept nogil:
+    cdef int i
+    for i in range(n.nchild):
+        plan_free(&n.child[i])
+    free(n.child)
+    n.child = NULL
+    n.nchild = 0
+    buf_free(&n.bits)
+    buf_free(&n.vals)
+    buf_free(&n.offs)
+
+
+cdef int plan_reset_builders(Node *n) noexcept nogil:
+    """Empties the builders; offsets buffers start with their leading 0."""
+    cdef int i
+    cdef int64_t zero = 0
+    n.bits.len = 0
+    n.vals.len = 0
+    n.offs.len = 0
+    n.blen = 0
+    n.bnull = 0
+    n.vchecked = 0
+    n.kchecked = 0
+    if n.kind == K_LBIN:
+        if buf_put(&n.offs, &zero, 8):
+            return E_OOM
+    elif n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
+        if buf_put(&n.offs, &zero, 4):
+            return E_OOM
+    for i in range(n.nchild):
+        if plan_reset_builders(&n.child[i]):
+            return E_OOM
+    return 0
