@@ -18,9 +18,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q scikit-build-core cython cython-cmake
+# editable, like run.sh's .venv: pytest runs from the repository root
 "$VENV/bin/python" -m pip install -q --no-build-isolation \
     -C cmake.define.ROWFORMAT_SANITIZE=ON -C cmake.build-type=RelWithDebInfo \
-    -C build-dir=build/asan ".[test]"
+    -C build-dir=build/asan -e ".[test]"
 LIBASAN="$(${CC:-gcc} -print-file-name=libasan.so)"
 LIBUBSAN="$(${CC:-gcc} -print-file-name=libubsan.so)"
 export LD_PRELOAD="$LIBASAN${LIBUBSAN:+:$LIBUBSAN}"
@@ -30,5 +31,5 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:detect_stack_use_after_retu
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$PWD/build/asan/ubsan-report:${UBSAN_OPTIONS:-}"
 export PYTHONMALLOC=malloc   # let ASan see every Python-side allocation too
 export HYPOTHESIS_PROFILE="${HYPOTHESIS_PROFILE:-ci}"
-"$VENV/bin/python" -P -c "import rowformat, rowformat._rowcodec; print('sanitized build:', rowformat._rowcodec.__file__)"
-exec "$VENV/bin/pytest" -p no:cacheprovider "$@"
+"$VENV/bin/python" -c "import rowformat, rowformat._rowcodec; print('sanitized build:', rowformat._rowcodec.__file__)"
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@"
