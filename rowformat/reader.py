@@ -332,10 +332,14 @@ class RowFileReader:
         units = self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
                             max_blocks)
         ahead = self.threads if ahead is None else ahead
-        if self.threads == 1 or ahead < 1:
-            for unit in units:
+        first = list(itertools.islice(units, 2))
+        if self.threads == 1 or ahead < 1 or len(first) < 2:
+            # one unit (a lookup, a small take): the caller would only wait for
+            # a pool thread to wake up and do it, so it decodes it itself
+            for unit in itertools.chain(first, units):
                 yield self._decode_unit(unit, positions)
             return
+        units = itertools.chain(first, units)
         window = deque(self._submit(u, positions) for u in itertools.islice(units, ahead))
         try:
             while window:
