@@ -377,6 +377,23 @@ class RowFileReader:
         yield from self._batches(self._selected(selection), positions, batch_size,
                                  ahead=readahead)
 
+    def to_reader(self, columns=None, selection=None, batch_size: int = DEFAULT_BATCH_SIZE,
+                  readahead: int = 1) -> pa.RecordBatchReader:
+        """iter_batches() as a ``pyarrow.RecordBatchReader``, which exports
+        Arrow's C stream (``__arrow_c_stream__``): polars, DuckDB, pandas and
+        pyarrow consume it without copies. The reader must stay open while
+        the stream is read."""
+        schema = pa.schema([self.arrow_schema.field(i) for i in self._column_positions(columns)])
+        return pa.RecordBatchReader.from_batches(
+            schema, self.iter_batches(columns, selection, batch_size, readahead))
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The whole file as an Arrow C stream (the PyCapsule interface), so
+        ``pl.from_arrow(reader)`` or ``duckdb.sql("select ... from reader")``
+        read it directly. ``requested_schema`` is honoured as pyarrow honours it
+        (a cast where possible)."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
     def _unit_blocks(self, rows: np.ndarray | range | None) -> int:
         """Blocks per pool task for read() and take(): at most UNIT_BLOCKS, and
         the blocks the rows span cut into a multiple of ``threads`` tasks of

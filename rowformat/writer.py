@@ -21,6 +21,7 @@ import pyarrow as pa
 import zstandard
 
 from . import _rowcodec
+from .arrow_data import as_batches
 from .arrow_types import as_row_type, to_arrow_schema
 from .atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
@@ -106,19 +107,13 @@ class RowFileWriter(AtomicWriter):
         return self._rows
 
     def write(self, data) -> None:
-        """Writes a pyarrow Table, RecordBatch or RecordBatchReader. Columns
-        are matched by name and cast safely to the schema's Arrow types."""
+        """Writes a pyarrow Table, RecordBatch or RecordBatchReader, or any
+        object exporting ``__arrow_c_stream__`` or ``__arrow_c_array__`` (a
+        polars DataFrame, a DuckDB result, ...). Columns are matched by name
+        and cast safely to the schema's Arrow types. Python rows go through
+        write_rows()."""
         self._check_open()
-        if isinstance(data, pa.RecordBatch):
-            batches: Iterable[pa.RecordBatch] = [data]
-        elif isinstance(data, pa.Table):
-            batches = data.to_batches()
-        elif isinstance(data, pa.RecordBatchReader):
-            batches = data
-        else:
-            raise TypeError(f"write() takes a pyarrow Table, RecordBatch or RecordBatchReader, "
-                            f"got {type(data).__name__}; use write_rows() for Python rows")
-        for batch in batches:
+        for batch in as_batches(data, "write()"):
             self._write_batch(self._conform(batch))
 
     def write_rows(self, rows: Iterable[Sequence | Mapping]) -> None:
