@@ -31,6 +31,7 @@ DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 DEFAULT_MAX_ROW_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 65536
+SMALL_TAKE = 64    # take() of at most this many rows: the lookup path (_take_small)
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 
 
@@ -421,14 +422,39 @@ class RowFileReader:
     def take(self, row_numbers, columns=None) -> pa.Table:
         """The rows ``row_numbers``, in the order given (duplicates allowed)."""
         positions = self._column_positions(columns)
-        schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         rows = as_rows(row_numbers, self.num_rows, "row_numbers")
+        if len(rows) <= SMALL_TAKE:
+            return self._take_small(rows.tolist(), positions)
+        schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
             batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
             return pa.Table.from_batches(batches, schema=schema)
         unique, inverse = np.unique(rows, return_inverse=True)
         batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(unique)))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
+
+    def _take_small(self, rows: list, positions) -> pa.Table:
+        """take() of a few rows, a lookup's path: in the order given, in this
+        thread, through the block cache, without numpy's per-call costs."""
+        dec = self._decoder(positions)
+        starts = self._starts_list
+        run: list = []
+        b = -1
+        for i in rows + [None]:
+            nb = -1 if i is None else bisect.bisect_right(starts, i) - 1
+            if nb != b and run:         # decode the run of rows in block b
+                try:
+                    if len(run) == 1:   # a span: no array to build
+                        dec.decode(self.block(b), None, run[0], run[0] + 1)
+                    else:
+                        dec.decode(self.block(b), np.array(run, np.int64))
+                except RowDecodeError as e:
+                    raise self._decode_error(b, e) from None
+                run = []
+            if i is not None:
+                b = nb
+                run.append(i - starts[b])
+        return pa.Table.from_batches([dec.finish()])
 
     # -- lifetime -------------------------------------------------------------
     def close(self):

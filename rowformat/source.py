@@ -161,7 +161,9 @@ def as_rows(rows, n: int, what: str) -> np.ndarray:
     else:
         arr = np.fromiter(rows, dtype=np.int64)
     if len(arr):
-        lo, hi = arr.min(), arr.max()
+        # numpy's reductions cost microseconds per call: a lookup's few rows are
+        # checked faster as Python ints
+        lo, hi = (arr.min(), arr.max()) if len(arr) > 32 else (min(arr.tolist()), max(arr.tolist()))
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")

@@ -168,9 +168,21 @@ def test_take_and_selection_edge_cases(tmp_path):
     with RowFileReader(p, s, cache_bytes=0) as r:
         assert r.num_blocks > 10
         assert r.read().equals(table)
-        rows = np.random.default_rng(3).integers(0, n, 300)
+        rng = np.random.default_rng(3)
+        rows = rng.integers(0, n, 300)
         assert r.take(rows).equals(table.take(rows))
+        # the lookup path (at most SMALL_TAKE rows): any order, duplicates, runs
+        # within a block and across blocks, projected, cached or not
+        for size in (1, 2, 5, 63, 64, 65):
+            rows = rng.integers(0, n, size).tolist()
+            assert r.take(rows).equals(table.take(rows)), rows
+            assert r.take(rows, columns=["b"]).equals(table.select(["b"]).take(rows)), rows
+        assert r.take([7, 7, 8, 7, 4999, 0]).equals(table.take([7, 7, 8, 7, 4999, 0]))
+        with RowFileReader(p, s) as cached:
+            for _ in range(2):      # the second time from the block cache
+                assert cached.take([7, 7, 8, 7, 4999, 0]).equals(table.take([7, 7, 8, 7, 4999, 0]))
         assert r.take([]).num_rows == 0
+        assert r.take([]).schema == table.schema
         assert r.read(selection=[]).num_rows == 0
         assert r.read(selection=range(n - 3, n)).column("a").to_pylist() == [n - 3, n - 2, n - 1]
         assert r.read(selection=np.array([9, 3, 3])).column("a").to_pylist() == [3, 9]
