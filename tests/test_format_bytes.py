@@ -1,6 +1,6 @@
 """Byte-level compatibility with Paimon Java: the index golden vectors, the
 footer, the 35-byte empty file, the flush rule and the row encodings of the
-Java tests (paimon-row-notes.md sections 1, 2 and 7)."""
+Java tests (docs/format.md section 1 names them)."""
 import struct
 
 import numpy as np

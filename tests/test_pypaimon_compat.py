@@ -34,7 +34,7 @@ def _rows(n, seed=11):
 
     def big():
         v = rnd.randrange(-10**29, 10**29)
-        # pypaimon writes one extra byte for -2^(8k-1) (notes section 5): avoid those values
+        # pypaimon writes one extra byte for -2^(8k-1) (docs/format.md 1.6): avoid those values
         while v < 0 and (-v) & (-v - 1) == 0:
             v += 1
         return Decimal((int(v < 0), tuple(int(c) for c in str(abs(v))), -4))  # exact, no context
@@ -80,7 +80,7 @@ def _blocks(path):
 
 def _exact_for_pypaimon(table):
     """pypaimon converts datetime values through float seconds and can be off
-    by one unit (notes section 5); given ints (millis for p <= 3, micros for
+    by one unit; given ints (millis for p <= 3, micros for
     p > 3) it is exact, so hand it the timestamps as int64."""
     for name in ("ts3", "ts6"):
         i = table.schema.get_field_index(name)

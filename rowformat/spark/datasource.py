@@ -3,7 +3,7 @@
     df = spark.read.format("paimon-row").load("/data/t")
     df.write.format("paimon-row").mode("append").save("/data/t")    # or "overwrite"
 
-Where the methods run (see the PySpark notes): ``schema()``, ``reader()``,
+Where the methods run: ``schema()``, ``reader()``,
 ``partitions()``, ``writer()``, ``commit()`` and ``abort()`` in short-lived
 Python workers of the driver; ``read()`` and ``write()`` in executor tasks.
 The reader and writer objects are pickled between them, so they hold only

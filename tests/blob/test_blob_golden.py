@@ -1,5 +1,6 @@
-"""Paimon Java golden files (notes section 14, items 1-4) and the computed
-vectors: each is read to its values and written back byte for byte."""
+"""The golden files of Paimon Java's blob format tests (named per entry
+below; docs/format.md section 2) and computed vectors: each is read to its
+values and written back byte for byte."""
 import pytest
 
 from rowformat.blob import PLACEHOLDER
@@ -91,7 +92,7 @@ def test_writes_back_byte_identical(name, blob_type, hexdata, rows, write_blob):
 
 
 def test_golden_sizes_and_indexes():
-    # The notes give the sizes; a typo in the hex above would show here first.
+    # The sizes Java's tests assert; a typo in the hex above would show here first.
     assert [len(bytes.fromhex(c[2])) for c in GOLDEN] == [57, 87, 114, 148]
 
 
