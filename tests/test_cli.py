@@ -248,6 +248,7 @@ def test_convert_rows_without_fields_to_parquet_is_a_usage_error(capfd, empty_ro
     assert code == 2 and "Parquet holds no ROW<>" in err and "a (list<element: struct<>>)" in err
     assert os.listdir(tmp_path) == ["empty.row"]
 
+
 def test_all_types_json_lines_exact(capfd, all_types):
     code, out, err = run(capfd, "cat", all_types, "-s", ALL_TYPES, "--rows", "0")
     assert code == 0, err
@@ -302,6 +303,25 @@ def test_schema_from_json_file(capfd, small, tmp_path):
     assert code == 0, err
     assert out == '{"name": "n1"}\n'
 
+
+def test_schema_nested_past_the_limit_is_a_usage_error(capfd, tmp_path):
+    at_limit = "a " + "ARRAY<" * 62 + "INT" + ">" * 62          # 64 levels, the schema's own too
+    path = tmp_path / "deep.row"
+    with rowformat.RowFileWriter(path, at_limit) as w:
+        w.write_rows([([[[[[[[[]]]]]]]],), (None,)])
+    code, out, err = run(capfd, "cat", path, "-s", at_limit)
+    assert code == 0 and out.splitlines() == ['{"a": [[[[[[[[]]]]]]]]}', '{"a": null}'], err
+    for deep in ("a " + "ARRAY<" * 63 + "INT" + ">" * 63,
+                 "a " + "ROW<a " * 2000 + "INT" + ">" * 2000):
+        code, out, err = run(capfd, "cat", path, "-s", deep)
+        assert code == 2 and "invalid --schema" in err and "nested deeper than 64 levels" in err
+    doc = tmp_path / "deep.json"
+    doc.write_text('{"fields": [{"id": 0, "name": "a", "type": '
+                   + '{"type": "ARRAY", "element": ' * 1000 + '"INT"' + "}" * 1000 + "}]}")
+    code, out, err = run(capfd, "head", path, "-s", doc)
+    assert code == 2 and f"invalid --schema (from {doc})" in err and "nested deeper than 64" in err
+    code, _, err = run(capfd, "convert", path, tmp_path / "out.jsonl", "-s", doc)
+    assert code == 2 and "nested deeper than 64 levels" in err
 
 def test_schema_from_ddl_file(capfd, small, tmp_path):
     path = tmp_path / "schema.ddl"

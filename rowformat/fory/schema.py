@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rowformat.arrow_types import arrow_depth
 from rowformat.errors import SchemaError
+from rowformat.types import MAX_NESTING, nesting_error
 
 # Kinds shared with _row.pyx (keep the numbers in sync with its enum).
 K_BOOL, K_I8, K_I16, K_I32, K_I64, K_F16, K_F32, K_F64 = 1, 2, 3, 4, 5, 6, 7, 8
@@ -210,7 +212,12 @@ def build_layout(schema: pa.Schema, layout: str = "standard") -> Layout:
     if not isinstance(schema, pa.Schema):
         raise SchemaError(f"expected a pyarrow.Schema, got {type(schema).__name__}")
     compact = layout == "compact"
-    root = Layout("", K_STRUCT, False, pa.struct(list(schema)))
+    root_type = pa.struct(list(schema))
+    # _build and the schema hash and bytes recurse once per level: bounded
+    # first, by a walk that does not recurse (the schema is one level).
+    if arrow_depth(root_type) > MAX_NESTING:
+        raise nesting_error("Fory schema")
+    root = Layout("", K_STRUCT, False, root_type)
     root.children = [_build(f.name, f.type, f.nullable, compact) for f in schema]
     _lay_out(root, compact)
     return root
