@@ -35,8 +35,9 @@ import pyarrow as pa
 
 from .errors import SchemaError
 from .types import (
-    ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
-    RowType, TimestampType, TimeType, VectorType, schema as parse_schema,
+    MAX_NESTING, ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType,
+    MultisetType, RowType, TimestampType, TimeType, VectorType, nesting_error,
+    schema as parse_schema,
 )
 
 _ATOMIC_TO_ARROW = {
@@ -92,7 +93,35 @@ def to_arrow_schema(row: RowType) -> pa.Schema:
     return pa.schema([to_arrow_field(f.name, f.type) for f in row.fields])
 
 
+def arrow_depth(t: pa.DataType) -> int:
+    """How deep ``t`` nests, as MAX_NESTING counts: one level per type, so a
+    map is two (a list of key-value structs); a dictionary counts as its
+    value type. The depth of an Arrow type is that of its Paimon type, both
+    ways. A schema's depth is that of ``pa.struct(list(schema))``. Walks the
+    type without recursion, and stops once past MAX_NESTING (returning some
+    depth > MAX_NESTING)."""
+    deepest = 0
+    stack = [(t, 1)]
+    while stack:
+        t, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            break
+        if pa.types.is_dictionary(t):
+            stack.append((t.value_type, depth))
+        else:      # list, map (its entries struct), struct, fixed-size list, union, ...
+            stack += [(t.field(i).type, depth + 1) for i in range(t.num_fields)]
+    return deepest
+
+
 def from_arrow_type(t: pa.DataType, nullable: bool = True) -> DataType:
+    """The canonical Paimon type of an Arrow type."""
+    if arrow_depth(t) > MAX_NESTING:
+        raise nesting_error("Arrow type")
+    return _from_arrow_type(t, nullable)
+
+
+def _from_arrow_type(t: pa.DataType, nullable: bool = True) -> DataType:
     kw = {"nullable": nullable}
     for name, at in _ATOMIC_TO_ARROW.items():
         if t == at and name != "BLOB":
@@ -112,27 +141,29 @@ def from_arrow_type(t: pa.DataType, nullable: bool = True) -> DataType:
                              ltz=t.tz is not None, **kw)
     if pa.types.is_fixed_size_list(t):
         return VectorType(length=t.list_size,
-                          element=from_arrow_type(t.value_type, nullable=False), **kw)
+                          element=_from_arrow_type(t.value_type, nullable=False), **kw)
     if pa.types.is_map(t):
-        return MapType(key=from_arrow_type(t.key_type, nullable=False),
-                       value=from_arrow_type(t.item_type, t.item_field.nullable), **kw)
+        return MapType(key=_from_arrow_type(t.key_type, nullable=False),
+                       value=_from_arrow_type(t.item_type, t.item_field.nullable), **kw)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_list_view(t):
-        return ArrayType(element=from_arrow_type(t.value_type, t.value_field.nullable), **kw)
+        return ArrayType(element=_from_arrow_type(t.value_type, t.value_field.nullable), **kw)
     if pa.types.is_struct(t):
         return RowType(fields=tuple(
-            DataField(t.field(i).name, from_arrow_type(t.field(i).type, t.field(i).nullable))
+            DataField(t.field(i).name, _from_arrow_type(t.field(i).type, t.field(i).nullable))
             for i in range(t.num_fields)), **kw)
     if pa.types.is_dictionary(t):
-        return from_arrow_type(t.value_type, nullable)
+        return _from_arrow_type(t.value_type, nullable)
     raise SchemaError(f"Arrow type {t} has no Paimon equivalent")
 
 
 def from_arrow_schema(schema: pa.Schema) -> RowType:
     """The canonical Paimon schema of an Arrow schema."""
+    if arrow_depth(pa.struct(list(schema))) > MAX_NESTING:
+        raise nesting_error("Arrow schema")
     fields = []
     for f in schema:
         try:
-            fields.append(DataField(f.name, from_arrow_type(f.type, f.nullable)))
+            fields.append(DataField(f.name, _from_arrow_type(f.type, f.nullable)))
         except SchemaError as e:
             raise SchemaError(f"column {f.name!r}: {e}") from None
     return RowType(fields=tuple(fields), top_level=True)

@@ -62,20 +62,27 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
-def decompress_frame(dctx, frame, usize: int) -> bytes:
+def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
     """A block's ZSTD frame decompressed to exactly ``usize`` bytes, as its
     index entry declares, or CorruptFileError (for after "block B: ").
     python-zstandard allocates a frame's own content size whatever
     max_output_size says, so that must match first; Java's frames have none
     (no content-size flags in the header's descriptor byte: read without a
-    call). Frames without one get the index's size as their bound."""
+    call). Frames without one get the index's size as their bound.
+
+    Bytes after the frame (inside the block's compressed size) are ignored,
+    as Paimon Java's reader ignores them: the decoded block is the same, and
+    its size and row count are checked. ``verify`` reports them (it asks
+    for ``allow_extra_data=False``). Passed explicitly: python-zstandard
+    means to make strictness its default."""
     try:
         if len(frame) < 5 or frame[4] & 0xE0:
             declared = zstandard.frame_content_size(frame)
             if declared != -1 and declared != usize:
                 raise CorruptFileError(f"the ZSTD frame declares {declared} bytes, but the index "
                                        f"declares {usize}")
-        data = dctx.decompress(frame, usize or 1)   # max_output_size, by position: faster
+        # max_output_size, read_across_frames, allow_extra_data, by position: faster
+        data = dctx.decompress(frame, usize or 1, False, allow_extra_data)
     except zstandard.ZstdError as e:
         raise CorruptFileError(f"ZSTD decompression failed: {e}") from None
     if len(data) != usize:

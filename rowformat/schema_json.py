@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 from .errors import SchemaError
 from .types import (
-    ArrayType, DataField, DataType, MapType, MultisetType, RowType, VectorType, parse_type,
+    MAX_NESTING, ArrayType, DataField, DataType, MapType, MultisetType, RowType, VectorType,
+    nesting_error, parse_type,
 )
 
 
@@ -78,6 +80,46 @@ def _all_ids(fields):
                 yield from _all_ids(t.get("fields", []))
 
 
+# JSON nesting a schema within MAX_NESTING can need: a ROW level is three
+# JSON levels (the type object, its "fields" list, a field object), the file's
+# top object and "fields" list two more.
+_MAX_JSON_DEPTH = 3 * MAX_NESTING + 2
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _check_json_depth(text: str) -> None:
+    """Counts the brackets of JSON text (skipping strings) before json.loads,
+    which recurses once per level."""
+    depth = 0
+    for m in _JSON_TOKEN.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > _MAX_JSON_DEPTH:
+                raise nesting_error(f"schema JSON nests more than {_MAX_JSON_DEPTH} levels: "
+                                    f"its schema")
+        elif c in "]}":
+            depth -= 1
+
+
+def _check_type_depth(fields) -> None:
+    """The depth of the types that parsed JSON ``fields`` describe, checked
+    without recursion before _parse_type recurses over them. Shapes that are
+    not Paimon types are left for _parse_type to reject; a type given as
+    text counts as one level here (its own depth is checked when built)."""
+    stack = [(fields, 1)]       # the schema is a level: its fields' types are at 2
+    while stack:
+        j, depth = stack.pop()
+        if isinstance(j, list):
+            stack += [(f.get("type"), depth + 1) for f in j if isinstance(f, dict)]
+        elif isinstance(j, dict):
+            if depth > MAX_NESTING:
+                raise nesting_error("schema")
+            stack += [(j.get(k), depth + 1) for k in ("element", "key", "value")]
+            if isinstance(j.get("fields"), list):
+                stack.append((j["fields"], depth))
+
+
 def _parse_type(j) -> DataType:
     if isinstance(j, str):
         return parse_type(j)
@@ -109,8 +151,15 @@ def _parse_field(j: dict) -> DataField:
 
 def loads(text: str | bytes | dict | list) -> RowType:
     """Parses Paimon schema JSON into a RowType."""
-    data = json.loads(text) if isinstance(text, (str, bytes)) else text
+    if isinstance(text, (str, bytes)):
+        if isinstance(text, bytes):    # decoded as json.loads decodes bytes
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        _check_json_depth(text)
+        data = json.loads(text)
+    else:
+        data = text
     fields = data.get("fields") if isinstance(data, dict) else data
     if not isinstance(fields, list):
         raise SchemaError("schema JSON has no 'fields' list")
+    _check_type_depth(fields)
     return RowType(fields=tuple(_parse_field(f) for f in fields), top_level=True)

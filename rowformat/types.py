@@ -17,11 +17,32 @@ from .errors import SchemaError
 
 MAX_LENGTH = 2147483647  # VARCHAR/VARBINARY maximum, spelled STRING/BYTES
 
+# The deepest nesting of types accepted anywhere: schema text, schema JSON,
+# Arrow, Spark and Fory schemas, types built in code. Levels are counted as
+# in the type's Arrow form: a type without children is one level, ARRAY<INT>
+# two, MAP and MULTISET add two (an Arrow map is a list of key-value
+# structs), VARIANT is two (a struct of two binaries), and a schema is itself
+# a ROW, one level, so its columns may nest 63 more. 64 is the deepest record
+# batch Arrow C++ imports through the C data interface (which the readers and
+# Fory's decode_batch use) and about what its IPC accepts
+# (ipc::kMaxNestingDepth), so every schema accepted reads and writes through
+# Arrow. It also bounds every walk over a type (printing, JSON, the Arrow,
+# Spark and Fory mappings, the codecs' plans), which recurses once per level,
+# to a few hundred Python frames, well inside the default recursion limit of
+# 1000. Paimon and Spark schemas in practice nest a handful of levels.
+MAX_NESTING = 64
+
 __all__ = [
     "DataType", "AtomicType", "CharType", "DecimalType", "TimeType", "TimestampType",
     "ArrayType", "MultisetType", "MapType", "VectorType", "DataField", "RowType", "schema",
-    "parse_type",
+    "parse_type", "MAX_NESTING",
 ]
+
+
+def nesting_error(what: str = "type") -> SchemaError:
+    """The error for a schema or type nested deeper than MAX_NESTING."""
+    return SchemaError(f"{what} is nested deeper than {MAX_NESTING} levels "
+                       f"(the limit, rowformat.types.MAX_NESTING)")
 
 
 @dataclass(frozen=True)
@@ -31,6 +52,10 @@ class DataType:
     nullable: bool = field(default=True, kw_only=True)
 
     root: ClassVar[str] = ""  # Paimon's type root, e.g. "DECIMAL"
+    # Levels of nesting, counted as MAX_NESTING says: 1 for a type without
+    # children; types with children (and VARIANT) set their own on
+    # construction (_nest), so none deeper than MAX_NESTING can exist.
+    depth: ClassVar[int] = 1
 
     def copy(self, nullable: bool) -> "DataType":
         return replace(self, nullable=nullable)
@@ -40,6 +65,15 @@ class DataType:
 
     def __str__(self) -> str:
         return self._sql() if self.nullable else self._sql() + " NOT NULL"
+
+
+def _nest(t: DataType, children, levels: int = 1) -> None:
+    """Sets ``t.depth``: ``levels`` (2 for a MAP) over its deepest child;
+    raises past MAX_NESTING."""
+    depth = levels + max((c.depth for c in children), default=0)
+    if depth > MAX_NESTING:
+        raise nesting_error()
+    object.__setattr__(t, "depth", depth)
 
 
 def _root(name):
@@ -59,6 +93,8 @@ class AtomicType(DataType):
     def __post_init__(self):
         if self.name not in _ATOMIC:
             raise SchemaError(f"unknown atomic type {self.name!r}")
+        if self.name == "VARIANT":    # a struct of two binaries in Arrow
+            _nest(self, (), levels=2)
 
     @property
     def root(self):
@@ -172,6 +208,9 @@ class TimestampType(DataType):
 class ArrayType(DataType):
     element: DataType = field(default_factory=lambda: AtomicType(name="INT"))
 
+    def __post_init__(self):
+        _nest(self, (self.element,))
+
     def _sql(self):
         return f"ARRAY<{self.element}>"
 
@@ -183,6 +222,9 @@ class MultisetType(DataType):
 
     element: DataType = field(default_factory=lambda: AtomicType(name="INT"))
 
+    def __post_init__(self):
+        _nest(self, (self.element,), levels=2)    # a map in Arrow
+
     def _sql(self):
         return f"MULTISET<{self.element}>"
 
@@ -192,6 +234,9 @@ class MultisetType(DataType):
 class MapType(DataType):
     key: DataType = field(default_factory=lambda: AtomicType(name="INT"))
     value: DataType = field(default_factory=lambda: AtomicType(name="INT"))
+
+    def __post_init__(self):
+        _nest(self, (self.key, self.value), levels=2)    # a list of key-value structs in Arrow
 
     def _sql(self):
         return f"MAP<{self.key}, {self.value}>"
@@ -215,6 +260,7 @@ class VectorType(DataType):
         if self.element.root not in _VECTOR_ELEMENTS:
             raise SchemaError(
                 f"VECTOR elements must be one of {', '.join(_VECTOR_ELEMENTS)}, got {self.element}")
+        _nest(self, (self.element,))
 
     def _sql(self):
         return f"VECTOR<{self.element}, {self.length}>"
@@ -254,6 +300,7 @@ class RowType(DataType):
             if f.name in seen:
                 raise SchemaError(f"duplicate field name {f.name!r}")
             seen.add(f.name)
+        _nest(self, (f.type for f in self.fields))
 
     @property
     def names(self) -> list[str]:
@@ -324,6 +371,17 @@ class _Parser:
             self.tokens.append((kind, m.group(kind), m.start(kind)))
             pos = m.end()
         self.i = 0
+        # The parser recurses once per bracket level, so the brackets are
+        # counted first. A type is nested at least as deep as its brackets
+        # (the types built check the exact depth).
+        depth = 0
+        for kind, value, _ in self.tokens:
+            if kind == "punct" and value in "<(":
+                depth += 1
+                if depth > MAX_NESTING:
+                    raise nesting_error("type text")
+            elif kind == "punct" and value in ">)":
+                depth -= 1
 
     def peek(self, ahead=0):
         j = self.i + ahead

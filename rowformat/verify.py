@@ -2,9 +2,10 @@
 
 ``verify(path, schema)`` reads the footer and the block index, checks
 Paimon's index invariants one by one, then every block: that it can be read,
-decompresses to exactly its declared size, holds the row count the index
-gives, has a sane offset array, and that every row decodes under the schema
-both to Arrow and to Python values. It never raises for problems in the
+decompresses to exactly its declared size, has no bytes after its ZSTD frame
+(which the reader ignores, as Paimon Java's does), holds the row count the
+index gives, has a sane offset array, and that every row decodes under the
+schema both to Arrow and to Python values. It never raises for problems in the
 file's content: they are collected in the returned :class:`VerifyReport`
 (up to ``max_errors`` of them). It raises only for unusable arguments (a bad
 schema, a path that cannot be opened).
@@ -155,7 +156,10 @@ class _Checker:
                 self.add("block", _strip(str(e), self.src.name), block=b)
                 continue
             try:
-                block = _rowcodec.Block(decompress_frame(dctx, frame, usize))
+                data, extra = _decompress_block(dctx, frame, usize)
+                if extra:
+                    self.add("block", _extra_message(frame, extra), block=b)
+                block = _rowcodec.Block(data)
             except CorruptFileError as e:
                 self.add("block", str(e), block=b)
                 continue
@@ -215,6 +219,33 @@ class _Checker:
                 kind = "limit" if isinstance(e, LimitExceededError) else "row"
                 self.add(kind, str(e), block=b, row=first + i,
                          column=names[e.column] if e.column is not None else None)
+
+
+def _decompress_block(dctx, frame, usize: int) -> tuple[bytes, int]:
+    """A block's data, as the reader decompresses it, and the number of
+    bytes after its ZSTD frame (which the reader ignores). Decompresses
+    once, strictly, unless bytes do follow the frame."""
+    try:
+        data = decompress_frame(dctx, frame, usize, allow_extra_data=False)
+        if usize:
+            return data, 0
+        # python-zstandard's strict mode lets bytes after an empty frame pass
+    except CorruptFileError:
+        decompress_frame(dctx, frame, usize)    # the frame's own problem, if any, raises here
+    # The frame decompresses to exactly usize bytes (checked above, bounded by
+    # usize), so a decompressobj, which stops at the frame's end, may redo it.
+    obj = dctx.decompressobj()
+    data = obj.decompress(frame)
+    return data, len(obj.unused_data)
+
+
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _extra_message(frame, extra: int) -> str:
+    what = " (another ZSTD frame)" if frame[len(frame) - extra:][:4] == _ZSTD_MAGIC else ""
+    return (f"{extra} bytes after the ZSTD frame{what}, inside the block's {len(frame)} "
+            f"compressed bytes (the reader ignores them)")
 
 
 def _strip(message: str, name: str) -> str:

@@ -193,6 +193,62 @@ def test_take_table(capfd, small):
     assert out == "name  id\n----  --\nn4     4\n"
 
 
+EMPTY_ROWS = "a ARRAY<ROW<>>, r ROW<>, m MAP<INT, ROW<>>, b INT"
+
+
+@pytest.fixture
+def empty_rows(tmp_path):
+    """ROW<> (no fields) in an array, alone and as map values; the first rows
+    have no null element, so no Arrow mask carries the arrays' lengths."""
+    path = tmp_path / "empty.row"
+    with rowformat.RowFileWriter(path, EMPTY_ROWS) as w:
+        w.write_rows([([{}], {}, [(1, {})], 1), ([{}, {}], {}, [], 2), ([{}, None], None, None, 3)])
+    return path
+
+
+EMPTY_ROWS_JSON = ['{"a": [{}], "r": {}, "m": [{"key": 1, "value": {}}], "b": 1}',
+                   '{"a": [{}, {}], "r": {}, "m": [], "b": 2}',
+                   '{"a": [{}, null], "r": null, "m": null, "b": 3}']
+
+
+def test_rows_without_fields_print_in_every_format(capfd, empty_rows, tmp_path):
+    one = tmp_path / "one.row"       # the issue's case: the only column, no null element
+    with rowformat.RowFileWriter(one, "a ARRAY<ROW<>>") as w:
+        w.write_rows([([{}],)])
+    code, out, err = run(capfd, "head", one, "-s", "a ARRAY<ROW()>")
+    assert (code, err) == (0, "") and out == "a\n----\n[{}]\n"
+    code, out, err = run(capfd, "head", empty_rows, "-s", EMPTY_ROWS)
+    assert code == 0, err
+    assert out.splitlines()[2:] == ["[{}]        {}    [{\"key\": 1, \"value\": {}}]  1",
+                                    "[{}, {}]    {}    []                         2",
+                                    "[{}, null]  null  null                       3"]
+    code, out, err = run(capfd, "cat", empty_rows, "-s", EMPTY_ROWS)
+    assert code == 0 and out.splitlines() == EMPTY_ROWS_JSON, err
+    code, out, err = run(capfd, "take", empty_rows, "1", "-s", EMPTY_ROWS, "-f", "jsonl")
+    assert code == 0 and out.splitlines() == EMPTY_ROWS_JSON[1:2], err
+    code, out, err = run(capfd, "cat", empty_rows, "-s", EMPTY_ROWS, "-f", "csv", "-c", "b")
+    assert code == 0 and out.split() == ['"b"', "1", "2", "3"], err
+    code, out, err = run(capfd, "cat", empty_rows, "-s", EMPTY_ROWS, "-f", "csv")
+    assert code == 2 and "CSV holds no nested values" in err
+
+
+@pytest.mark.parametrize("ext", ["arrow", "arrows", "jsonl"])
+def test_convert_rows_without_fields(capfd, empty_rows, tmp_path, ext):
+    mid, back = tmp_path / f"mid.{ext}", tmp_path / "back.row"
+    code, _, err = run(capfd, "convert", empty_rows, mid, "-s", EMPTY_ROWS, "-q")
+    assert code == 0, err
+    schema = ["-s", EMPTY_ROWS] if ext == "jsonl" else []
+    code, _, err = run(capfd, "convert", mid, back, "-q", *schema)
+    assert code == 0, err
+    assert back.read_bytes() == empty_rows.read_bytes()
+
+
+def test_convert_rows_without_fields_to_parquet_is_a_usage_error(capfd, empty_rows, tmp_path):
+    code, _, err = run(capfd, "convert", empty_rows, tmp_path / "out.parquet", "-s", EMPTY_ROWS)
+    assert code == 2 and "Parquet holds no ROW<>" in err and "a (list<element: struct<>>)" in err
+    assert os.listdir(tmp_path) == ["empty.row"]
+
+
 def test_all_types_json_lines_exact(capfd, all_types):
     code, out, err = run(capfd, "cat", all_types, "-s", ALL_TYPES, "--rows", "0")
     assert code == 0, err
@@ -247,6 +303,25 @@ def test_schema_from_json_file(capfd, small, tmp_path):
     assert code == 0, err
     assert out == '{"name": "n1"}\n'
 
+
+def test_schema_nested_past_the_limit_is_a_usage_error(capfd, tmp_path):
+    at_limit = "a " + "ARRAY<" * 62 + "INT" + ">" * 62          # 64 levels, the schema's own too
+    path = tmp_path / "deep.row"
+    with rowformat.RowFileWriter(path, at_limit) as w:
+        w.write_rows([([[[[[[[[]]]]]]]],), (None,)])
+    code, out, err = run(capfd, "cat", path, "-s", at_limit)
+    assert code == 0 and out.splitlines() == ['{"a": [[[[[[[[]]]]]]]]}', '{"a": null}'], err
+    for deep in ("a " + "ARRAY<" * 63 + "INT" + ">" * 63,
+                 "a " + "ROW<a " * 2000 + "INT" + ">" * 2000):
+        code, out, err = run(capfd, "cat", path, "-s", deep)
+        assert code == 2 and "invalid --schema" in err and "nested deeper than 64 levels" in err
+    doc = tmp_path / "deep.json"
+    doc.write_text('{"fields": [{"id": 0, "name": "a", "type": '
+                   + '{"type": "ARRAY", "element": ' * 1000 + '"INT"' + "}" * 1000 + "}]}")
+    code, out, err = run(capfd, "head", path, "-s", doc)
+    assert code == 2 and f"invalid --schema (from {doc})" in err and "nested deeper than 64" in err
+    code, _, err = run(capfd, "convert", path, tmp_path / "out.jsonl", "-s", doc)
+    assert code == 2 and "nested deeper than 64 levels" in err
 
 def test_schema_from_ddl_file(capfd, small, tmp_path):
     path = tmp_path / "schema.ddl"

@@ -171,3 +171,55 @@ def test_compressed_sizes_that_wrap_around_are_rejected(tmp_path):
     with pytest.raises(CorruptFileError, match="exceeds"):
         RowFileReader(io.BytesIO(f), S)
     assert not verify(io.BytesIO(f), S).ok
+
+
+def _frames(data):
+    """The compressed frames of a .row file, as written."""
+    _, index = _parts(data)
+    return [data[o:o + c] for o, c in zip(index.offsets, index.compressed_sizes)]
+
+
+def _with_frames(data, frames):
+    """``data`` with its blocks' frames replaced by ``frames``: index and
+    footer rewritten for the new compressed sizes, all else unchanged."""
+    footer, index = _parts(data)
+    new_index = BlockIndex(np.array([len(f) for f in frames], np.int64),
+                           index.uncompressed_sizes, index.row_starts).to_bytes()
+    body = b"".join(frames)
+    return body + new_index + Footer(footer.total_rows, len(frames), len(body),
+                                     len(new_index)).to_bytes()
+
+
+@pytest.mark.parametrize("java_frames", [False, True])
+def test_bytes_after_a_blocks_frame_are_reported_by_verify(tmp_path, java_frames):
+    data = _file(tmp_path).read_bytes()
+    if java_frames:       # frames without a content size, as Paimon Java writes them
+        data = _rebuild(*_blocks(data))
+    frames = _frames(data)
+    assert verify(io.BytesIO(data), S).ok
+    second = zstandard.ZstdCompressor(write_content_size=not java_frames).compress(b"hidden")
+    frames[2] += b"garbage!"
+    frames[4] += second
+    bad = _with_frames(data, frames)
+    report = verify(io.BytesIO(bad), S)
+    assert [(p.kind, p.block) for p in report.problems] == [("block", 2), ("block", 4)], str(report)
+    assert report.problems[0].message.startswith(
+        f"8 bytes after the ZSTD frame, inside the block's {len(frames[2])} compressed bytes")
+    assert report.problems[1].message.startswith(
+        f"{len(second)} bytes after the ZSTD frame (another ZSTD frame)")
+    assert report.rows_checked == 200       # the blocks' rows are still checked
+    # The reader, like Paimon Java's, decompresses the first frame and ignores the rest.
+    with RowFileReader(io.BytesIO(bad), S) as r, RowFileReader(io.BytesIO(data), S) as good:
+        assert r.read().equals(good.read())
+
+
+def test_bytes_after_an_empty_frame_are_reported(tmp_path):
+    """python-zstandard's strict mode lets bytes after an empty frame pass;
+    verify counts them all the same."""
+    frame = zstandard.ZstdCompressor().compress(b"") + b"xy"
+    index = BlockIndex(np.array([len(frame)], np.int64), np.array([0], np.int64),
+                       np.array([0], np.int64)).to_bytes()
+    f = frame + index + Footer(1, 1, len(frame), len(index)).to_bytes()
+    messages = [p.message for p in verify(io.BytesIO(f), S).problems]
+    assert messages[0].startswith("2 bytes after the ZSTD frame"), messages
+    assert "shorter than its 4-byte row count" in messages[1]

@@ -81,8 +81,26 @@ def _parquet_batch(batch, schema):
         [_parquet_array(c, f.type) for c, f in zip(batch.columns, schema)], schema=schema)
 
 
+def _has_empty_struct(t) -> bool:
+    """True when the Arrow type ``t`` is or holds a struct without fields
+    (a ROW<>). Walks the type without recursion."""
+    import pyarrow.types as pat
+    stack = [t]
+    while stack:
+        t = stack.pop()
+        if pat.is_struct(t) and t.num_fields == 0:
+            return True
+        if pat.is_nested(t):    # list, fixed-size list, map (its entries struct), struct
+            stack.extend(t.field(i).type for i in range(t.num_fields))
+    return False
+
+
 def _parquet_schema(schema):
     import pyarrow as pa
+    empty = [f"{f.name} ({f.type})" for f in schema if _has_empty_struct(f.type)]
+    if empty:
+        raise UsageError(f"Parquet holds no ROW<> (a ROW without fields): {', '.join(empty)}; "
+                         f"use arrow, arrows or jsonl")
     return pa.schema([_parquet_field(f) for f in schema])
 
 

@@ -63,6 +63,14 @@ def _mask(arr: pa.Array):
     return arr.is_null() if arr.null_count else None
 
 
+def _no_fields(arr: pa.Array, t: pa.DataType) -> pa.Array:
+    """A ROW<> (struct without fields) array as type ``t`` (also without
+    fields). Not rebuilt with ``StructArray.from_arrays``: with no child to
+    take the length from, that makes an empty array whenever no mask is
+    given, and the list around it then fails to validate."""
+    return arr if arr.type.equals(t) else arr.cast(t)
+
+
 def to_text(arr: pa.Array) -> pa.Array:
     """``arr`` in its text form (see the module docstring)."""
     t = arr.type
@@ -87,6 +95,8 @@ def to_text(arr: pa.Array) -> pa.Array:
         offsets = pa.array(range(0, len(arr) * n + 1, n), pa.int32())
         return pa.ListArray.from_arrays(offsets, values, type=text_type(t), mask=_mask(arr))
     if pat.is_struct(t):
+        if t.num_fields == 0:   # ROW<>: already its text form ({}), see _no_fields
+            return _no_fields(arr, text_type(t))
         # flatten(): a child is null wherever its struct is
         return pa.StructArray.from_arrays([to_text(c) for c in arr.flatten()],
                                           fields=list(text_type(t)), mask=_mask(arr))
@@ -127,6 +137,8 @@ def from_text(arr: pa.Array, t: pa.DataType) -> pa.Array:
                              t.value_type)
         return pa.FixedSizeListArray.from_arrays(flat, type=t, mask=_mask(arr))
     if pat.is_struct(t):
+        if t.num_fields == 0:
+            return _no_fields(arr, t)
         return pa.StructArray.from_arrays(
             [from_text(c, t.field(i).type) for i, c in enumerate(arr.flatten())],
             fields=list(t), mask=_mask(arr))

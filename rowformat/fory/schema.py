@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from rowformat.arrow_types import arrow_depth
 from rowformat.errors import SchemaError
 from rowformat.fory._row import Kind
+from rowformat.types import MAX_NESTING, nesting_error
 
 # The kinds, declared once: the cpdef enum Kind in src/rowformat/fory/_row.pxd.
 K_BOOL, K_I8, K_I16, K_I32, K_I64 = Kind.K_BOOL, Kind.K_I8, Kind.K_I16, Kind.K_I32, Kind.K_I64
@@ -214,7 +216,12 @@ def build_layout(schema: pa.Schema, layout: str = "standard") -> Layout:
     if not isinstance(schema, pa.Schema):
         raise SchemaError(f"expected a pyarrow.Schema, got {type(schema).__name__}")
     compact = layout == "compact"
-    root = Layout("", K_STRUCT, False, pa.struct(list(schema)))
+    root_type = pa.struct(list(schema))
+    # _build and the schema hash and bytes recurse once per level: bounded
+    # first, by a walk that does not recurse (the schema is one level).
+    if arrow_depth(root_type) > MAX_NESTING:
+        raise nesting_error("Fory schema")
+    root = Layout("", K_STRUCT, False, root_type)
     root.children = [_build(f.name, f.type, f.nullable, compact) for f in schema]
     _lay_out(root, compact)
     return root

@@ -39,8 +39,8 @@ from pyspark.sql import types as st
 from ..arrow_types import to_arrow_type as paimon_arrow_type
 from ..errors import SchemaError
 from ..types import (
-    ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
-    RowType, TimestampType, TimeType, VectorType,
+    MAX_NESTING, ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType,
+    MultisetType, RowType, TimestampType, TimeType, VectorType, nesting_error,
 )
 
 _ATOMIC_TO_SPARK = {
@@ -89,8 +89,41 @@ def to_spark_schema(row: RowType) -> st.StructType:
     return st.StructType(fields)
 
 
+def spark_depth(t: st.DataType) -> int:
+    """How deep a Spark type nests, as its Paimon type counts (MAX_NESTING):
+    a MapType and a VariantType are two levels, a user-defined type its SQL
+    type. Walks the type without recursion and stops once past MAX_NESTING."""
+    deepest = 0
+    stack = [(t, 1)]
+    while stack:
+        t, depth = stack.pop()
+        deepest = max(deepest, depth + 1 if isinstance(t, st.VariantType) else depth)
+        if deepest > MAX_NESTING:
+            break
+        if isinstance(t, st.ArrayType):
+            stack.append((t.elementType, depth + 1))
+        elif isinstance(t, st.MapType):
+            stack += [(t.keyType, depth + 2), (t.valueType, depth + 2)]
+        elif isinstance(t, st.StructType):
+            stack += [(f.dataType, depth + 1) for f in t.fields]
+        elif isinstance(t, st.UserDefinedType):
+            stack.append((t.sqlType(), depth))
+    return deepest
+
+
+def _check_depth(t: st.DataType, what: str) -> None:
+    # from_spark_type and _strip recurse once per level
+    if spark_depth(t) > MAX_NESTING:
+        raise nesting_error(what)
+
+
 def from_spark_type(t: st.DataType, nullable: bool = True) -> DataType:
     """The canonical Paimon type of a Spark type."""
+    _check_depth(t, "Spark type")
+    return _from_spark_type(t, nullable)
+
+
+def _from_spark_type(t: st.DataType, nullable: bool = True) -> DataType:
     kw = {"nullable": nullable}
     name = _SPARK_TO_ATOMIC.get(type(t))
     if name is not None:
@@ -112,14 +145,14 @@ def from_spark_type(t: st.DataType, nullable: bool = True) -> DataType:
     if isinstance(t, st.TimestampNTZType):
         return TimestampType(precision=6, **kw)
     if isinstance(t, st.ArrayType):
-        return ArrayType(element=from_spark_type(t.elementType, t.containsNull), **kw)
+        return ArrayType(element=_from_spark_type(t.elementType, t.containsNull), **kw)
     if isinstance(t, st.MapType):
-        return MapType(key=from_spark_type(t.keyType, False),
-                       value=from_spark_type(t.valueType, t.valueContainsNull), **kw)
+        return MapType(key=_from_spark_type(t.keyType, False),
+                       value=_from_spark_type(t.valueType, t.valueContainsNull), **kw)
     if isinstance(t, st.StructType):
         return RowType(fields=tuple(_fields_from_spark(t)), **kw)
     if isinstance(t, st.UserDefinedType):
-        return from_spark_type(t.sqlType(), nullable)
+        return _from_spark_type(t.sqlType(), nullable)
     raise SchemaError(f"Spark type {t.simpleString()} has no Paimon equivalent "
                       f"(Paimon has no intervals, NULL, GEOMETRY or GEOGRAPHY type)")
 
@@ -127,17 +160,20 @@ def from_spark_type(t: st.DataType, nullable: bool = True) -> DataType:
 def _fields_from_spark(schema: st.StructType):
     for f in schema.fields:
         try:
-            yield DataField(f.name, from_spark_type(f.dataType, f.nullable))
+            yield DataField(f.name, _from_spark_type(f.dataType, f.nullable))
         except SchemaError as e:
             raise SchemaError(f"column {f.name!r}: {e}") from None
 
 
 def from_spark_schema(schema: st.StructType) -> RowType:
+    _check_depth(schema, "Spark schema")
     return RowType(fields=tuple(_fields_from_spark(schema)), top_level=True)
 
 
 def same_spark_type(a: st.DataType, b: st.DataType) -> bool:
     """Equal up to nullability (Spark types compare nullability too)."""
+    _check_depth(a, "Spark type")
+    _check_depth(b, "Spark type")
     return _strip(a) == _strip(b)
 
 

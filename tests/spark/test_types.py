@@ -8,7 +8,8 @@ from pyspark.sql import types as T
 import rowformat
 from rowformat.errors import SchemaError
 from rowformat.spark import dataset as ds
-from rowformat.spark.types import from_spark_schema, to_spark_schema
+from rowformat.spark.types import (from_spark_schema, from_spark_type, same_spark_type,
+                                   to_spark_schema)
 
 FORMAT = "paimon-row"
 
@@ -90,6 +91,38 @@ def test_unmappable_spark_types_name_the_column(spark_type):
     with pytest.raises(SchemaError, match=r"column 'bad': column 'x': Spark type .* has no Paimon"):
         from_spark_schema(schema)
 
+
+
+def _spark_chain(kind, n):
+    t = T.IntegerType()
+    for _ in range(n):
+        t = {"array": lambda t: T.ArrayType(t, True),
+             "struct": lambda t: T.StructType([T.StructField("a", t, True)]),
+             "map": lambda t: T.MapType(T.IntegerType(), t, True)}[kind](t)
+    return t
+
+
+@pytest.mark.parametrize("kind", ["array", "struct", "map"])
+def test_deep_spark_schemas_are_a_schema_error(kind):
+    # 400 levels: pyspark itself recurses building a StructType much deeper
+    deep = T.StructType([T.StructField("a", _spark_chain(kind, 400), True)])
+    with pytest.raises(SchemaError, match="nested deeper than 64 levels"):
+        from_spark_schema(deep)
+    with pytest.raises(SchemaError, match="nested deeper than 64 levels"):
+        from_spark_type(_spark_chain(kind, 3000))
+    with pytest.raises(SchemaError, match="nested deeper than 64 levels"):
+        same_spark_type(deep, deep)
+
+
+@pytest.mark.parametrize("kind, n", [("array", 62), ("struct", 62), ("map", 31)])
+def test_spark_schemas_at_and_past_the_limit(kind, n):
+    at = T.StructType([T.StructField("a", _spark_chain(kind, n), True)])
+    row_type = from_spark_schema(at)
+    assert row_type.depth == 64
+    assert same_spark_type(to_spark_schema(row_type), at)
+    past = T.StructType([T.StructField("a", T.ArrayType(_spark_chain(kind, n)), True)])
+    with pytest.raises(SchemaError, match="nested deeper than 64 levels"):
+        from_spark_schema(past)
 
 def test_schema_json_round_trip_nested():
     row_type = rowformat.schema(EXPECTED_PAIMON + ", vec VECTOR(2, INT) NOT NULL, "
