@@ -123,7 +123,7 @@ def _check_type_depth(fields) -> None:
 def _parse_type(j) -> DataType:
     if isinstance(j, str):
         return parse_type(j)
-    if not isinstance(j, dict) or "type" not in j:
+    if not isinstance(j, dict) or not isinstance(j.get("type"), str):
         raise SchemaError(f"not a Paimon type: {j!r}")
     head = j["type"].strip().upper()
     nullable = not head.endswith("NOT NULL")
@@ -143,6 +143,8 @@ def _parse_type(j) -> DataType:
 
 
 def _parse_field(j: dict) -> DataField:
+    if not isinstance(j, dict):
+        raise SchemaError(f"a schema JSON field is an object, not {j!r}")
     try:
         return DataField(j["name"], _parse_type(j["type"]), j.get("description"))
     except KeyError as e:
@@ -150,7 +152,17 @@ def _parse_field(j: dict) -> DataField:
 
 
 def loads(text: str | bytes | dict | list) -> RowType:
-    """Parses Paimon schema JSON into a RowType."""
+    """Parses Paimon schema JSON into a RowType; SchemaError for anything
+    that is not."""
+    try:
+        return _loads(text)
+    except SchemaError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError) as e:    # JSON or shape
+        raise SchemaError(f"malformed schema JSON: {e}") from None
+
+
+def _loads(text: str | bytes | dict | list) -> RowType:
     if isinstance(text, (str, bytes)):
         if isinstance(text, bytes):    # decoded as json.loads decodes bytes
             text = text.decode(json.detect_encoding(text), "surrogatepass")

@@ -158,3 +158,18 @@ def test_schema_json_is_what_pypaimon_parses():
         parsed = DataTypeParser.parse_data_field(j)
         assert parsed.name == f.name
         assert str(parsed.type).replace(": ", " ") == str(f.type)
+
+
+@pytest.mark.parametrize("doc", [
+    '{"fields": [{"id": 0, "name": "a", "type": 5}]}',
+    '{"fields": [5]}',
+    '{"fields": [{"id": 0, "name": "a", "type": {"type": 7}}]}',
+    '{"fields": [{"id": 0, "name": "v", "type": {"type": "VECTOR", "element": "INT", "length": "x"}}]}',
+    '{"fields": [{"id": 0, "name": "r", "type": {"type": "ROW", "fields": 3}}]}',
+    '{"fields": [',
+    b'\xff\xfe\x00',
+])
+def test_malformed_schema_json_is_a_schema_error(doc):
+    from rowformat import schema_json
+    with pytest.raises(rowformat.SchemaError):
+        schema_json.loads(doc)
