@@ -176,3 +176,49 @@ def test_encode_rejects_bad_values(layout):
                                        schema=schema.set(0, pa.field("a", pa.int8())))
     with pytest.raises(rowformat.RowFormatError):
         enc.encode_batch(batch)
+
+
+# -- Hardening, round 2 -------------------------------------------------------
+
+def _batch(rows, typ=pa.binary(), offsets=None, slice_from=0):
+    """A binary/large_binary array over the concatenated rows, with the given
+    offsets (default: the rows' own), built without Arrow's full validation,
+    as an IPC reader would hand it over."""
+    data = b"".join(rows)
+    if offsets is None:
+        offsets = [0]
+        for r in rows:
+            offsets.append(offsets[-1] + len(r))
+    fmt = "<%dq" if typ == pa.large_binary() else "<%di"
+    arr = pa.Array.from_buffers(typ, len(offsets) - 1,
+                                [None, pa.py_buffer(struct.pack(fmt % len(offsets), *offsets)),
+                                 pa.py_buffer(data)])
+    return arr.slice(slice_from)
+
+
+@pytest.mark.parametrize("typ", [pa.binary(), pa.large_binary()])
+def test_decode_batch_checks_every_offset(typ):
+    """Arrow's default validation checks only the first and the last offset of
+    a binary array: the middle ones can be anything in an IPC file."""
+    schema = pa.schema([("a", pa.int64()), ("s", pa.string())])
+    enc = RowEncoder(schema)
+    row = enc.encode({"a": 1, "s": "hello"})
+    n = len(row)
+    rows = [row, row, row]
+    assert enc.decode_batch(_batch(rows, typ)).num_rows == 3
+    assert enc.decode_batch(_batch(rows, typ, slice_from=1)).to_pylist() == [{"a": 1, "s": "hello"}] * 2
+    for offsets, bad in (([0, n, 3 * n + 4096, 3 * n], 1),       # end past the data
+                         ([0, 2 * n, n, 3 * n], 1),              # start after end
+                         ([0, n, n - 8, 3 * n], 1),              # end before start
+                         ([0, -8, 2 * n, 3 * n], 0)):            # end negative
+        with pytest.raises(MalformedRowError, match=rf"row {bad}: .*offsets"):
+            enc.decode_batch(_batch(rows, typ, offsets))
+    # a sliced array: its first offset is negative (slicing does not validate)
+    with pytest.raises(MalformedRowError, match=r"row 0: .*offsets"):
+        enc.decode_batch(_batch(rows, typ, [0, -8, 2 * n, 3 * n], slice_from=1))
+    # the crash of the issue: a huge middle offset, and a row whose string
+    # slot points 1.9 GB into the "row"
+    far = bytearray(row)
+    struct.pack_into("<II", far, 16, 1000, 1_900_000_000)
+    with pytest.raises(MalformedRowError, match=r"row 0: .*offsets"):
+        enc.decode_batch(_batch([bytes(far), row, row], typ, [0, 2_000_000_000, 2_000_000_000, 3 * n]))
