@@ -222,3 +222,84 @@ def test_decode_batch_checks_every_offset(typ):
     struct.pack_into("<II", far, 16, 1000, 1_900_000_000)
     with pytest.raises(MalformedRowError, match=r"row 0: .*offsets"):
         enc.decode_batch(_batch([bytes(far), row, row], typ, [0, 2_000_000_000, 2_000_000_000, 3 * n]))
+
+
+def _set_null_bit(enc, data, path):
+    """Sets the null bit of the field at `path` (field names from the root)
+    in data, a bytearray holding a row of enc (either layout)."""
+    lay, base = enc._plan.layout, 0
+    for name in path:
+        j = [c.name for c in lay.children].index(name)
+        if name == path[-1]:
+            break
+        child = lay.children[j]
+        if child.inline:
+            base += lay.slots[j]
+        else:
+            base += struct.unpack_from("<I", data, base + lay.slots[j] + 4)[0]
+        lay = child
+    assert lay.bitmap_bytes, "no bitmap to set a bit in"
+    data[base + lay.bitmap_off + j // 8] |= 1 << (j % 8)
+
+
+NN = dict(nullable=False)
+NOT_NULL_SCHEMA = pa.schema([
+    pa.field("a", pa.int32(), **NN),
+    ("b", pa.string()),
+    pa.field("s", pa.string(), **NN),
+    ("fixed", pa.struct([pa.field("x", pa.int16(), **NN), ("y", pa.int8())])),   # inline in Compact
+    ("var", pa.struct([pa.field("t", pa.string(), **NN), ("u", pa.int64())])),   # out of line in both
+])
+NOT_NULL_VALUE = {"a": 1, "b": "b", "s": "s", "fixed": {"x": 2, "y": 3}, "var": {"t": "t", "u": 4}}
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+@pytest.mark.parametrize("path", [("a",), ("s",), ("fixed", "x"), ("var", "t")])
+def test_null_bit_in_a_not_null_field(layout, path):
+    enc = RowEncoder(NOT_NULL_SCHEMA, layout)
+    data = bytearray(enc.encode(NOT_NULL_VALUE))
+    assert enc.decode(bytes(data)) == NOT_NULL_VALUE
+    _set_null_bit(enc, data, path)
+    data = bytes(data)
+    match = rf"non-nullable field or element \({path[-1]}\)"
+    with pytest.raises(MalformedRowError, match=match):
+        enc.decode(data)
+    with pytest.raises(MalformedRowError, match=r"row 1: .*" + match):
+        enc.decode_batch(pa.array([enc.encode(NOT_NULL_VALUE), data], pa.binary()))
+    view = RowView(NOT_NULL_SCHEMA, data, layout=layout)
+    if len(path) == 2:
+        view = view[path[0]]               # the nested StructView
+    for read in (lambda: view[path[-1]], lambda: view.is_null(path[-1]), view.to_dict):
+        with pytest.raises(MalformedRowError, match=match):
+            read()
+    # a nullable field's bit is fine
+    ok = bytearray(enc.encode(NOT_NULL_VALUE))
+    _set_null_bit(enc, ok, ("b",))
+    assert enc.decode(bytes(ok))["b"] is None and RowView(NOT_NULL_SCHEMA, bytes(ok), layout=layout).b is None
+
+
+def test_null_bit_in_not_null_map_keys_values_and_elements():
+    """Standard arrays always have a bitmap, so a null can be written where
+    the element type forbids it: map keys, NOT NULL map values, NOT NULL
+    list elements."""
+    schema = pa.schema([("m", pa.map_(pa.string(), pa.field("value", pa.int32(), **NN))),
+                        ("l", pa.list_(pa.field("item", pa.int64(), **NN)))])
+    enc = RowEncoder(schema)
+    value = {"m": [("k", 1)], "l": [5]}
+    data = enc.encode(value)
+    mo = struct.unpack_from("<I", data, 12)[0]
+    ks = struct.unpack_from("<q", data, mo)[0]
+    lo = struct.unpack_from("<I", data, 20)[0]
+    for bit_at, name, read in ((mo + 8 + 8, "key", lambda v: v["m"].keys()[0]),
+                               (mo + 8 + ks + 8, "value", lambda v: v["m"].values()[0]),
+                               (lo + 8, "item", lambda v: v["l"][0])):
+        b = bytearray(data)
+        b[bit_at] |= 1
+        b = bytes(b)
+        match = rf"non-nullable field or element \({name}\)"
+        with pytest.raises(MalformedRowError, match=match):
+            enc.decode(b)
+        with pytest.raises(MalformedRowError, match="row 0: .*" + match):
+            enc.decode_batch(pa.array([b]))
+        with pytest.raises(MalformedRowError, match=match):
+            read(RowView(schema, b))

@@ -161,6 +161,7 @@ cdef class Plan:
         cdef int rc = 0
         cdef int64_t bud
         cdef ArrowArray *top
+        cdef Node *at
         if not isinstance(binary_array, pa.Array):
             binary_array = pa.array(binary_array)     # any Arrow C data interface array
         caps = binary_array.__arrow_c_array__()
@@ -193,6 +194,7 @@ cdef class Plan:
             data = _NO_DATA                         # (no data buffer: every row is empty)
             data_len = 0
         bld_reset_children(&self.root)
+        self.root.failed = 0
         with nogil:
             for r in range(n):
                 i = r + arr.offset
@@ -218,11 +220,13 @@ cdef class Plan:
                         rc = E_OOM
                         break
         if rc:
+            at = _failed_node(&self.root)
             bld_reset_children(&self.root)
+            self.root.failed = 0
             if rc == E_OFFSETS:
                 raise MalformedRowError(f"row {r}: {_MESSAGES[rc]} (offsets {s}..{e}, "
                                         f"{data_len} data bytes)")
-            raise MalformedRowError(f"row {r}: {_MESSAGES.get(rc, 'malformed row')}")
+            raise MalformedRowError(f"row {r}: {_errtext(rc, at)}")
         top = rf_arrow_new(1, self.root.nchild)
         if top == NULL:
             raise MemoryError()

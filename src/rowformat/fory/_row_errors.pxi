@@ -56,3 +56,22 @@ cdef inline int _charge(int64_t *bud, int64_t n) noexcept nogil:
 
 cdef object _malformed(int rc, str where=""):
     return MalformedRowError(_MESSAGES.get(rc, "malformed row") + (f" ({where})" if where else ""))
+
+
+cdef str _errtext(int rc, Node *n):
+    """The message of error rc found at node n (NULL: unknown), naming the
+    field."""
+    cdef str msg = _MESSAGES.get(rc, "malformed row")
+    name = (<object> n.layout).name if n != NULL else ""
+    return msg + (f" ({name})" if name else "")
+
+
+cdef object _malformed_at(int rc, Node *n):
+    return MalformedRowError(_errtext(rc, n))
+
+
+cdef inline int _fail(Node *n, int rc) noexcept nogil:
+    """Marks n as where the nogil batch decoder found error rc (see
+    _failed_node), and returns rc."""
+    n.failed = 1
+    return rc

@@ -42,6 +42,7 @@ ctypedef struct Node:
     int64_t b_len
     int64_t b_null
     int64_t b_nbytes   # bytes appended to b_data, for string offsets
+    bint failed        # decode_batch: the error was found at this node (_fail)
 
 
 cdef void node_free(Node *n) noexcept:

@@ -132,6 +132,8 @@ cdef dict dec_row(Node *n, const uint8_t *p, int64_t size, int64_t *bud):
     for i in range(n.nchild):
         j = n.decl[i]
         if n.bitmap_bytes and bit_get(bm, j):
+            if not n.child[j].nullable:
+                raise _malformed_at(E_NOT_NULL, &n.child[j])
             val = None
         else:
             val = dec_val(&n.child[j], p, size, n.slot[j], False, None, bud)

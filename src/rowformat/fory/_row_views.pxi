@@ -40,7 +40,8 @@ cdef class StructView:
         return self.size
 
     cdef inline int _slot(self, Py_ssize_t i, int kind) except -2:
-        """Layout index of declared field i, or -1 when it is null."""
+        """Layout index of declared field i, or -1 when it is null (a null
+        bit set for a non-nullable field raises MalformedRowError)."""
         cdef int j
         cdef Node *n = self.node
         if i < 0 or i >= n.nchild:
@@ -50,6 +51,8 @@ cdef class StructView:
             raise TypeError(f"field {_fname(&n.child[j])!r} is {(<object> n.child[j].layout).arrow_type}, "
                             "not the getter's type")
         if n.bitmap_bytes and bit_get(self.p + n.bitmap_off, j):
+            if not n.child[j].nullable:
+                raise _malformed_at(E_NOT_NULL, &n.child[j])
             return -1
         return j
 
@@ -227,6 +230,8 @@ cdef class ArrayView:
         if kind and self.elem.kind != kind:
             raise TypeError(f"elements are {(<object> self.elem.layout).arrow_type}, not the getter's type")
         if arr_has_bitmap(self.elem) and bit_get(self.p + arr_bitmap_off(self.elem), j):
+            if not self.elem.nullable:
+                raise _malformed_at(E_NOT_NULL, self.elem)
             return -1
         return self.hdr + j * self.elem.elem_width
 
