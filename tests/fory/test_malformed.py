@@ -303,3 +303,39 @@ def test_null_bit_in_not_null_map_keys_values_and_elements():
             enc.decode_batch(pa.array([b]))
         with pytest.raises(MalformedRowError, match=match):
             read(RowView(schema, b))
+
+
+from decimal import Decimal as DEC
+
+
+def _with_unscaled(enc, value, u):
+    data = bytearray(enc.encode(value))
+    off = struct.unpack_from("<I", data, enc._plan.layout.slots[0] + 4)[0]
+    data[off:off + 32] = u.to_bytes(32, "little", signed=True)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+@pytest.mark.parametrize("typ,fits,too_big", [
+    (pa.decimal128(5, 2), [0, 99999, -99999, 1], [10**5, -10**5, 10**20, 2**127, 2**200, -(2**255)]),
+    (pa.decimal128(38, 0), [10**38 - 1, -(10**38 - 1)], [10**38, 2**127 - 1, -(2**127)]),
+    (pa.decimal256(76, 3), [10**76 - 1, -(10**76 - 1), 2**200, -(2**200)], [10**76, 2**255 - 1, -(2**255)]),
+])
+def test_decimal_fits_its_precision(layout, typ, fits, too_big):
+    schema = pa.schema([("x", typ)])
+    enc = RowEncoder(schema, layout)
+    for u in fits:
+        data = _with_unscaled(enc, {"x": DEC(0)}, u)
+        want = DEC(u).scaleb(-typ.scale, __import__("decimal").Context(prec=100))
+        assert enc.decode(data)["x"] == want
+        assert RowView(schema, data, layout=layout).get_decimal(0) == want
+        assert enc.decode_batch(pa.array([data])).to_pylist() == [{"x": want}]
+    for u in too_big:
+        data = _with_unscaled(enc, {"x": DEC(0)}, u)
+        match = rf"a decimal value does not fit {typ}".replace("(", r"\(").replace(")", r"\)")
+        with pytest.raises(MalformedRowError, match=match + r" \(x\)"):
+            enc.decode(data)
+        with pytest.raises(MalformedRowError, match=match):
+            RowView(schema, data, layout=layout).get_decimal(0)
+        with pytest.raises(MalformedRowError, match="row 0: " + match):
+            enc.decode_batch(pa.array([data]))

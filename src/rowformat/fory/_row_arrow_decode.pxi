@@ -93,7 +93,7 @@ cdef int bld_null(Node *n) noexcept nogil:
 cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64_t *bud) noexcept nogil:
     """Appends the non-null value of c whose slot is at p+slot."""
     cdef int k = c.kind
-    cdef int rc, j
+    cdef int rc
     cdef const uint8_t *q
     cdef int64_t sz, cnt, hdr, ks, w
     cdef int64_t pos
@@ -131,11 +131,11 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
     elif k == K_DEC:
         if sz != 32:
             return _fail(c, E_DEC_SIZE)
+        # within the precision (<= 38 for decimal128), the value fits the
+        # low 16 bytes, the rest being sign extension
+        if not dec_fits(q, c.precision):
+            return _fail(c, E_DEC_RANGE)
         w = 32 if c.dec256 else 16
-        if not c.dec256:
-            for j in range(16, 32):
-                if q[j] != (0xFF if (q[15] & 0x80) else 0):
-                    return _fail(c, E_DEC_RANGE)
         if buf_reserve(&c.b_data, w):
             return E_OOM
         memcpy(c.b_data.data + c.b_data.len, q, w)

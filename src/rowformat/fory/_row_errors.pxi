@@ -26,7 +26,7 @@ _MESSAGES = {
     E_MAP_COUNT: "a map's key and value arrays have different lengths",
     E_NOT_NULL: "a null value in a non-nullable field or element",
     E_UTF8: "a utf8 value is not valid UTF-8",
-    E_DEC_RANGE: "a decimal does not fit the Arrow decimal type",
+    E_DEC_RANGE: "a decimal value does not fit its declared precision",
     E_TOO_BIG: "the data exceeds the format's 32-bit offsets (or 2 GiB per Arrow binary array)",
     E_DEC_SIZE: "a decimal value is not 32 bytes",
     E_FIXED: "the row/array is smaller than its fixed region",
@@ -60,8 +60,12 @@ cdef object _malformed(int rc, str where=""):
 
 cdef str _errtext(int rc, Node *n):
     """The message of error rc found at node n (NULL: unknown), naming the
-    field."""
-    cdef str msg = _MESSAGES.get(rc, "malformed row")
+    field; a decimal error names the declared type."""
+    cdef str msg
+    if rc == E_DEC_RANGE and n != NULL:
+        msg = f"a decimal value does not fit {(<object> n.layout).arrow_type}"
+    else:
+        msg = _MESSAGES.get(rc, "malformed row")
     name = (<object> n.layout).name if n != NULL else ""
     return msg + (f" ({name})" if name else "")
 

@@ -1,7 +1,8 @@
-# Included by _row.pyx. Row bytes -> Python values (dec_*): slot and array
-# header checks against the containing region, the conversions of wire values
-# to Python objects, and the decoders of rows, arrays and maps behind
-# Plan.decode and the views' to_dict/to_list.
+# Included by _row.pyx. Row bytes -> Python values (dec_*): the checks shared
+# with the batch decoder (slots against their containing region, array
+# headers, decimal precision), the conversions of wire values to Python
+# objects, and the decoders of rows, arrays and maps behind Plan.decode and
+# the views' to_dict/to_list.
 
 cdef inline int var_span(const uint8_t *p, int64_t size, int64_t slot,
                          const uint8_t **out, int64_t *outsize) noexcept nogil:
@@ -14,6 +15,42 @@ cdef inline int var_span(const uint8_t *p, int64_t size, int64_t slot,
     out[0] = p + off
     outsize[0] = <int64_t> sz
     return 0
+
+
+# 10**p for p in 0..76 as four little-endian 64-bit limbs (filled at import).
+cdef uint64_t _POW10[77][4]
+
+
+def _fill_pow10():
+    cdef int p, i
+    cdef object v
+    for p in range(77):
+        v = 10 ** <object> p
+        for i in range(4):
+            _POW10[p][i] = (v >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
+
+
+_fill_pow10()
+
+
+cdef inline bint dec_fits(const uint8_t *q, int precision) noexcept nogil:
+    """Whether the 32-byte two's complement value at q has |v| < 10**precision
+    (precision 1..76). Only values within 128 bits can pass for precision
+    <= 38, so this also rejects a decimal128 whose high half is not sign
+    extension."""
+    cdef uint64_t m[4]
+    cdef uint64_t carry = 1
+    cdef int i
+    for i in range(4):
+        m[i] = <uint64_t> rf_ld_i64(q + 8 * i)
+    if m[3] >> 63:           # negative: the magnitude is ~v + 1
+        for i in range(4):
+            m[i] = ~m[i] + carry
+            carry = 1 if (carry and m[i] == 0) else 0
+    for i in range(3, -1, -1):
+        if m[i] != _POW10[precision][i]:
+            return m[i] < _POW10[precision][i]
+    return False
 
 
 cdef object _date(int64_t days):
@@ -50,6 +87,8 @@ cdef object _timedelta(int64_t us):
 cdef object _decimal_from(Node *n, const uint8_t *q, int64_t sz):
     if sz != 32:
         raise _malformed(E_DEC_SIZE, _fname(n))
+    if not dec_fits(q, n.precision):
+        raise _malformed_at(E_DEC_RANGE, n)
     u = int.from_bytes(PyBytes_FromStringAndSize(<const char *> q, 32), "little", signed=True)
     return _decimal.Decimal(u).scaleb(-n.scale, _DEC_CTX)
 
