@@ -180,6 +180,18 @@ def test_encode_rejects_bad_values(layout):
 
 # -- Hardening, round 2 -------------------------------------------------------
 
+def _walk_view(v):
+    """Reads every field/element of a view recursively (views are lazy)."""
+    from rowformat.fory import ArrayView, MapView, StructView
+    if isinstance(v, StructView):
+        return {k: _walk_view(v[i]) for i, k in enumerate(v.keys())}
+    if isinstance(v, ArrayView):
+        return [_walk_view(x) for x in v]
+    if isinstance(v, MapView):
+        return list(zip(_walk_view(v.keys()), _walk_view(v.values())))
+    return v
+
+
 def _batch(rows, typ=pa.binary(), offsets=None, slice_from=0):
     """A binary/large_binary array over the concatenated rows, with the given
     offsets (default: the rows' own), built without Arrow's full validation,
@@ -339,3 +351,65 @@ def test_decimal_fits_its_precision(layout, typ, fits, too_big):
             RowView(schema, data, layout=layout).get_decimal(0)
         with pytest.raises(MalformedRowError, match="row 0: " + match):
             enc.decode_batch(pa.array([data]))
+
+
+def _slot_at(data, at, off, size):
+    b = bytearray(data)
+    struct.pack_into("<II", b, at, size, off)
+    return bytes(b)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_slot_into_the_fixed_region(layout):
+    """A variable-width value must lie after its row's or array's fixed
+    region (bitmap and slots), as Fory's Rust reader checks; otherwise the
+    row's own slots decode as a string."""
+    schema = pa.schema([("s", pa.string()), ("n", pa.int64()),
+                        ("l", pa.list_(pa.string())), ("m", pa.map_(pa.string(), pa.string())),
+                        ("st", pa.struct([("t", pa.string())]))])
+    enc = RowEncoder(schema, layout)
+    value = {"s": "hello", "n": 7, "l": ["abc"], "m": [("k", "v")], "st": {"t": "x"}}
+    data = enc.encode(value)
+    lay = enc._plan.layout
+    fixed = lay.fixed
+    slot = {c.name: lay.slots[j] for j, c in enumerate(lay.children)}
+
+    def field_off(name):
+        return struct.unpack_from("<I", data, slot[name] + 4)[0]
+
+    def arr_first_slot(at, nullable=True):
+        # the header of one string: count and bitmap (Standard: 8 + 8;
+        # Compact: 4, + 1 if nullable, not rounded for strings)
+        return at + (16 if layout == "standard" else 4 + nullable)
+
+    def arr_fixed(at, nullable=True):
+        return arr_first_slot(at, nullable) + 8
+
+    cases = []
+    for off in (0, slot["s"], fixed - 1):                     # into the row's own fixed region
+        cases.append(("s", _slot_at(data, slot["s"], off, 1)))
+    # a nested row's slot pointing into the nested row's own fixed region
+    st = field_off("st")
+    st_lay = lay.children[[c.name for c in lay.children].index("st")]
+    cases.append(("t", _slot_at(data, st + st_lay.slots[0], st_lay.fixed - 8, 8)))
+    # a list element's slot pointing into the array's header/slots
+    lo = field_off("l")
+    cases.append(("item", _slot_at(data, arr_first_slot(lo), 0, 4)))
+    cases.append(("item", _slot_at(data, arr_first_slot(lo), arr_fixed(0) - 1, 1)))
+    # map key and value arrays, each relative to its own start
+    mo = field_off("m")
+    ks = struct.unpack_from("<q", data, mo)[0]
+    cases.append(("key", _slot_at(data, arr_first_slot(mo + 8, False), 2, 1)))
+    cases.append(("value", _slot_at(data, arr_first_slot(mo + 8 + ks), arr_fixed(0) - 8, 8)))
+    for name, bad in cases:
+        match = rf"fixed region .*\({name}\)"
+        with pytest.raises(MalformedRowError, match=match):
+            enc.decode(bad)
+        with pytest.raises(MalformedRowError, match=match):
+            _walk_view(RowView(schema, bad, layout=layout))
+        with pytest.raises(MalformedRowError, match="row 0: .*" + match):
+            enc.decode_batch(pa.array([bad]))
+    # an empty value may point exactly at the end of the fixed region
+    empty = _slot_at(data, slot["s"], fixed, 0)
+    assert enc.decode(empty)["s"] == "" == RowView(schema, empty, layout=layout).s
+    assert enc.decode_batch(pa.array([empty])).column("s").to_pylist() == [""]

@@ -90,8 +90,10 @@ cdef int bld_null(Node *n) noexcept nogil:
     return 0
 
 
-cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64_t *bud) noexcept nogil:
-    """Appends the non-null value of c whose slot is at p+slot."""
+cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t fixed, int64_t slot,
+                    int64_t *bud) noexcept nogil:
+    """Appends the non-null value of c whose slot is at p+slot of a row or
+    array of `size` bytes whose fixed region ends at `fixed`."""
     cdef int k = c.kind
     cdef int rc
     cdef const uint8_t *q
@@ -115,7 +117,7 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
         return 0
     if k == K_STRUCT and c.inline_:
         return bdec_fields(c, p + slot, c.fixed, bud)
-    rc = var_span(p, size, slot, &q, &sz)
+    rc = var_span(p, size, fixed, slot, &q, &sz)
     if rc:
         return _fail(c, rc)
     if k == K_STR or k == K_BIN:
@@ -176,14 +178,14 @@ cdef int bdec_fields(Node *n, const uint8_t *p, int64_t size, int64_t *bud) noex
                 return _fail(&n.child[j], E_NOT_NULL)
             rc = bld_null(&n.child[j])
         else:
-            rc = bdec_value(&n.child[j], p, size, n.slot[j], bud)
+            rc = bdec_value(&n.child[j], p, size, n.fixed, n.slot[j], bud)
         if rc:
             return rc
     return 0
 
 
 cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexcept nogil:
-    cdef int64_t n, hdr, i
+    cdef int64_t n, hdr, i, fixed
     cdef int rc = arr_check(e, p, size, &n, &hdr)
     cdef bint has_bm = arr_has_bitmap(e)
     cdef const uint8_t *bm = p + arr_bitmap_off(e)
@@ -191,6 +193,7 @@ cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexc
         rc = _charge(bud, n)
     if rc:
         return _fail(e, rc)
+    fixed = arr_fixed_end(e, hdr, n)
     for i in range(n):
         if has_bm and bit_get(bm, i):
             if not e.nullable:
@@ -199,7 +202,7 @@ cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexc
                 return _fail(e, E_NOT_NULL)
             rc = bld_null(e)
         else:
-            rc = bdec_value(e, p, size, hdr + i * e.elem_width, bud)
+            rc = bdec_value(e, p, size, fixed, hdr + i * e.elem_width, bud)
         if rc:
             return rc
     return 0

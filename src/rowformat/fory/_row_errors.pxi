@@ -17,6 +17,7 @@ cdef enum:
     E_FIXED = -10
     E_INPUT_NULL = -11
     E_ALIAS = -12
+    E_OVERLAP = -13
     E_OFFSETS = -14
 
 _MESSAGES = {
@@ -33,6 +34,7 @@ _MESSAGES = {
     E_INPUT_NULL: "the input binary array has a null row",
     E_ALIAS: ("the row holds more values than its size allows: its offset+size slots point "
               "into the same bytes more than once"),
+    E_OVERLAP: "an offset+size slot points into its row's/array's fixed region (null bitmap and slots)",
     E_OFFSETS: "the input binary array's offsets are out of order or outside its data buffer",
 }
 

@@ -126,6 +126,12 @@ cdef inline int64_t arr_header(Node *e, int64_t n) noexcept nogil:
     return 8 + ((n + 63) >> 6) * 8
 
 
+cdef inline int64_t arr_fixed_end(Node *e, int64_t hdr, int64_t n) noexcept nogil:
+    """End of an array's fixed region (header, bitmap, elements padded to 8):
+    its variable data, and so every element slot's offset, starts there."""
+    return hdr + round8(n * e.elem_width)
+
+
 cdef inline bint arr_has_bitmap(Node *e) noexcept nogil:
     return e.nullable or not e.compact
 
