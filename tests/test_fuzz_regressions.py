@@ -9,7 +9,7 @@ from tests.fuzz import _schemas, _targets
 
 FUZZ = pathlib.Path(__file__).resolve().parent / "fuzz"
 
-TARGETS = {"row_reader": _targets.row_reader, "fory": _targets.fory}
+TARGETS = {"row_reader": _targets.row_reader, "fory": _targets.fory, "fory_batch": _targets.fory_batch}
 REGRESSIONS = sorted((t, p) for t in TARGETS for p in (FUZZ / "regressions" / t).glob("*")
                      if p.is_file())
 

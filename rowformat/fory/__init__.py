@@ -3,7 +3,9 @@
 ``RowEncoder(schema, layout)`` turns Python values or Arrow record batches
 into row bytes and back; ``RowView`` reads single fields of a row in place.
 Standard bytes equal pyfory 1.7.7 / Fory Java (null slots zeroed, as Java
-does); Compact bytes equal Fory Java's ``CompactBinaryRowWriter``.
+does); Compact bytes equal Fory Java's compact writers writing element by
+element (Java's generated codec writes a Java primitive-array field with
+n x width extra bytes; both forms decode).
 """
 from __future__ import annotations
 

@@ -203,10 +203,12 @@ def _lay_out(node: Layout, compact: bool) -> None:
         node.elem_width = node.width if k in NATURAL_WIDTH else 8
         node.inline = False
     # An array of this node has its header rounded to 8 (Compact only) when
-    # the element's fixed width is a multiple of 8. Java: variable elements
-    # have fixedWidth -1 and -1 % 8 != 0, so they are never rounded.
+    # the element's fixed width is a multiple of 8, 0 included (an empty
+    # struct: Java's CompactBinaryArray.calculateHeaderInBytes tests
+    # fixedWidth % 8 == 0). Variable elements have fixedWidth -1 and
+    # -1 % 8 != 0 in Java, so they are never rounded.
     fw = _fixed_width(node) if compact else -1
-    node.hdr_round = compact and fw > 0 and fw % 8 == 0
+    node.hdr_round = compact and fw >= 0 and fw % 8 == 0
 
 
 def build_layout(schema: pa.Schema, layout: str = "standard") -> Layout:

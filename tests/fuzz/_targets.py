@@ -164,6 +164,91 @@ def fory(data: bytes):
         _outcome(_err(e))
 
 
+# -- Fory batches -----------------------------------------------------------
+# An input of ``fory_batch`` is a selector byte, then a payload:
+#
+# * selector < 128: the payload is one row of the Fory case selector % 128
+#   (the ``fory`` target's inputs, and so its seeds, serve as they are),
+#   decoded in well-formed binary and large_binary arrays, sliced or not;
+# * selector >= 128: the payload builds the array's buffers directly (see
+#   _raw_batch), offsets as they come: out of order, negative, past the data.
+
+def _raw_batch(payload: bytes):
+    """A binary or large_binary array from a control byte (bit 0: large;
+    bits 1-2: slice offset; bits 3-5: rows; bit 6: a validity bitmap taken
+    from the payload's last byte), then one little-endian int32 per offset
+    (sign-extended for large_binary), then the data buffer. Only the first
+    and last offsets of the unsliced array are made valid (Arrow checks
+    them when the array is built); the slice's are whatever the input says."""
+    import struct
+
+    if not payload:
+        return None
+    ctl = payload[0]
+    large = bool(ctl & 1)
+    skip = (ctl >> 1) & 3
+    rows = (ctl >> 3) & 7
+    k = skip + rows + 1
+    raw = payload[1:1 + 4 * k].ljust(4 * k, b"\0")
+    data = payload[1 + 4 * k:]
+    offs = list(struct.unpack(f"<{k}i", raw))
+    offs[0] = min(max(offs[0], 0), len(data))
+    offs[-1] = min(max(offs[-1], offs[0]), len(data))
+    validity = None
+    if ctl & 0x40:
+        validity = pa.py_buffer(bytes([payload[-1]]) * ((k + 7) // 8))
+    typ = pa.large_binary() if large else pa.binary()
+    offsets = pa.py_buffer(struct.pack(f"<{k}q" if large else f"<{k}i", *offs))
+    try:
+        arr = pa.Array.from_buffers(typ, k - 1, [validity, offsets, pa.py_buffer(data)])
+    except pa.ArrowInvalid:
+        return None
+    return arr.slice(skip)
+
+
+def fory_batch(data: bytes):
+    if not data:
+        return
+    cases = _fory_cases()
+    sel = data[0]
+    s, layout, enc = cases[(sel & 0x7F) % len(cases)]
+    payload = data[1:]
+    if sel & 0x80:
+        arrays = [_raw_batch(payload)]
+    else:
+        rows = [payload, payload[:len(payload) // 2], payload]
+        arrays = [pa.array(rows, pa.binary()), pa.array(rows, pa.large_binary()).slice(1),
+                  pa.array([b"\x01"] + rows, pa.binary()).slice(1, 2)]
+    for arr in arrays:
+        if arr is None:
+            continue
+        try:
+            batch = enc.decode_batch(arr)
+            batch.validate(full=True)
+            _outcome("ok:%d" % batch.num_rows)
+        except RowFormatError as e:
+            _outcome(_err(e))
+
+
+def fory_batch_seeds() -> list[bytes]:
+    """Valid inputs of both kinds for every Fory case: its row through the
+    ``fory`` seeds, and explicit buffers holding it three times (binary and
+    large_binary, one sliced)."""
+    import struct
+
+    from tests.fuzz._schemas import fory_cases, fory_seeds
+
+    cases = fory_cases()
+    out = fory_seeds(cases)
+    for k, (_, _, row) in enumerate(cases):
+        n = len(row)
+        # three rows; then large_binary, sliced past 5 junk bytes: two rows at odd addresses
+        out.append(bytes([0x80 | k, 3 << 3]) + struct.pack("<4i", 0, n, 2 * n, 3 * n) + row * 3)
+        out.append(bytes([0x80 | k, 1 | 1 << 1 | 2 << 3]) + struct.pack("<4i", 0, 5, 5 + n, 5 + 2 * n)
+                   + b"\xa5" * 5 + row * 2)
+    return out
+
+
 # -- proxy coverage ---------------------------------------------------------
 # The decoders are compiled (Cython) and, in the default build, not
 # instrumented, so libFuzzer sees only Python-level edges and would discard

@@ -67,8 +67,8 @@ cdef extern from "Python.h":
 
 # The module is one namespace split by concern into textual includes, so a
 # cdef inline function in one stays inlinable in the others.
-include "_row_errors.pxi"           # error codes, messages, the value budget
 include "_row_plan.pxi"             # Layout -> Node tree, layout helpers
+include "_row_errors.pxi"           # error codes, messages, the value budget
 include "_row_pyencode.pxi"         # Python values -> row bytes
 include "_row_pydecode.pxi"         # row bytes -> Python values
 include "_row_api.pxi"              # Plan: the Python entry point

@@ -3,6 +3,9 @@
 # encode_batch, decode_batch). The batch paths lock the plan, whose Node tree
 # holds the Arrow bindings and builders, or work on a private copy.
 
+cdef uint8_t _NO_DATA[8]
+
+
 cdef class Plan:
     """C copy of a schema Layout; owns the Node tree."""
     cdef Node root
@@ -145,12 +148,12 @@ cdef class Plan:
             self.busy.release()
 
     def _decode_batch(self, binary_array, arrow_schema):
-        cdef object caps = binary_array.__arrow_c_array__()
-        cdef ArrowSchema *sch = <ArrowSchema *> PyCapsule_GetPointer(caps[0], "arrow_schema")
-        cdef ArrowArray *arr = <ArrowArray *> PyCapsule_GetPointer(caps[1], "arrow_array")
-        cdef bytes fmt = sch.format
+        cdef object caps
+        cdef ArrowSchema *sch
+        cdef ArrowArray *arr
+        cdef bytes fmt
         cdef bint large
-        cdef int64_t n = arr.length, r, s, e, i
+        cdef int64_t n, r, s = 0, e = 0, i, data_len, width
         cdef const uint8_t *valid
         cdef const uint8_t *data
         cdef const int32_t *o32
@@ -158,17 +161,40 @@ cdef class Plan:
         cdef int rc = 0
         cdef int64_t bud
         cdef ArrowArray *top
+        cdef Node *at
+        if not isinstance(binary_array, pa.Array):
+            binary_array = pa.array(binary_array)     # any Arrow C data interface array
+        caps = binary_array.__arrow_c_array__()
+        sch = <ArrowSchema *> PyCapsule_GetPointer(caps[0], "arrow_schema")
+        arr = <ArrowArray *> PyCapsule_GetPointer(caps[1], "arrow_array")
+        fmt = sch.format
+        n = arr.length
         if fmt == b"z":
             large = False
         elif fmt == b"Z":
             large = True
         else:
             raise SchemaError(f"decode_batch expects a binary or large_binary array, got format {fmt!r}")
+        # The C interface carries no buffer sizes: take them from pyarrow.
+        # Its default validation checks only the first and the last offset
+        # (an IPC file can hold any others), so every row's are checked below.
+        width = 8 if large else 4
+        bufs = binary_array.buffers()
+        data_len = bufs[2].size if bufs[2] is not None else 0
+        if n and (bufs[1] is None or bufs[1].size < (arr.offset + n + 1) * width):
+            raise MalformedRowError(f"the input binary array's offsets buffer is shorter than its "
+                                    f"{n} rows at offset {arr.offset} need")
+        if arr.buffers[0] != NULL and (bufs[0] is None or bufs[0].size * 8 < arr.offset + n):
+            raise MalformedRowError("the input binary array's validity bitmap is shorter than its rows")
         valid = <const uint8_t *> arr.buffers[0]
         o32 = <const int32_t *> arr.buffers[1]
         o64 = <const int64_t *> arr.buffers[1]
         data = <const uint8_t *> arr.buffers[2]
+        if data == NULL:
+            data = _NO_DATA                         # (no data buffer: every row is empty)
+            data_len = 0
         bld_reset_children(&self.root)
+        self.root.failed = 0
         with nogil:
             for r in range(n):
                 i = r + arr.offset
@@ -181,6 +207,9 @@ cdef class Plan:
                 else:
                     s = o32[i]
                     e = o32[i + 1]
+                if s < 0 or e < s or e > data_len:
+                    rc = E_OFFSETS
+                    break
                 bud = _value_budget(e - s)
                 rc = bdec_fields(&self.root, data + s, e - s, &bud)
                 if rc:
@@ -191,8 +220,13 @@ cdef class Plan:
                         rc = E_OOM
                         break
         if rc:
+            at = _failed_node(&self.root)
             bld_reset_children(&self.root)
-            raise MalformedRowError(f"row {r}: {_MESSAGES.get(rc, 'malformed row')}")
+            self.root.failed = 0
+            if rc == E_OFFSETS:
+                raise MalformedRowError(f"row {r}: {_MESSAGES[rc]} (offsets {s}..{e}, "
+                                        f"{data_len} data bytes)")
+            raise MalformedRowError(f"row {r}: {_errtext(rc, at)}")
         top = rf_arrow_new(1, self.root.nchild)
         if top == NULL:
             raise MemoryError()

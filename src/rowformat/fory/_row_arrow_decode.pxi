@@ -1,6 +1,8 @@
 # Included by _row.pyx. Rows -> Arrow builders (decode_batch), nogil: the
 # per-node builders (bld_*), the bounds-checked bdec_* functions that parse
-# one row into them, and bld_finish that hands the buffers to Arrow.
+# one row into them, and bld_finish that hands the buffers to Arrow. An error
+# marks the node where it was found (_fail), so that the message can name
+# the field (_failed_node).
 
 cdef void bld_reset(Node *n) noexcept nogil:
     cdef int i
@@ -10,6 +12,7 @@ cdef void bld_reset(Node *n) noexcept nogil:
     n.b_len = 0
     n.b_null = 0
     n.b_nbytes = 0
+    n.failed = 0
     if n.kind == K_STR or n.kind == K_BIN or n.kind == K_LIST or n.kind == K_MAP:
         buf_zero(&n.b_offs, 4)
     for i in range(n.nchild):
@@ -87,10 +90,12 @@ cdef int bld_null(Node *n) noexcept nogil:
     return 0
 
 
-cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64_t *bud) noexcept nogil:
-    """Appends the non-null value of c whose slot is at p+slot."""
+cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t fixed, int64_t slot,
+                    int64_t *bud) noexcept nogil:
+    """Appends the non-null value of c whose slot is at p+slot of a row or
+    array of `size` bytes whose fixed region ends at `fixed`."""
     cdef int k = c.kind
-    cdef int rc, j
+    cdef int rc
     cdef const uint8_t *q
     cdef int64_t sz, cnt, hdr, ks, w
     cdef int64_t pos
@@ -112,12 +117,12 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
         return 0
     if k == K_STRUCT and c.inline_:
         return bdec_fields(c, p + slot, c.fixed, bud)
-    rc = var_span(p, size, slot, &q, &sz)
+    rc = var_span(p, size, fixed, slot, &q, &sz)
     if rc:
-        return rc
+        return _fail(c, rc)
     if k == K_STR or k == K_BIN:
         if k == K_STR and not rf_utf8_valid(q, sz):
-            return E_UTF8
+            return _fail(c, E_UTF8)
         if buf_reserve(&c.b_data, sz):
             return E_OOM
         if sz:  # (memcpy to a NULL buffer is undefined even for 0 bytes)
@@ -127,12 +132,12 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
         return bld_offset(c, c.b_nbytes)
     elif k == K_DEC:
         if sz != 32:
-            return E_DEC_SIZE
+            return _fail(c, E_DEC_SIZE)
+        # within the precision (<= 38 for decimal128), the value fits the
+        # low 16 bytes, the rest being sign extension
+        if not dec_fits(q, c.precision):
+            return _fail(c, E_DEC_RANGE)
         w = 32 if c.dec256 else 16
-        if not c.dec256:
-            for j in range(16, 32):
-                if q[j] != (0xFF if (q[15] & 0x80) else 0):
-                    return E_DEC_RANGE
         if buf_reserve(&c.b_data, w):
             return E_OOM
         memcpy(c.b_data.data + c.b_data.len, q, w)
@@ -146,7 +151,7 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
     elif k == K_MAP:
         rc = map_split(q, sz, &ks)
         if rc:
-            return rc
+            return _fail(c, rc)
         rc = bdec_array(&c.child[0], q + 8, ks, bud)
         if rc:
             return rc
@@ -154,7 +159,7 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
         if rc:
             return rc
         if c.child[0].b_len != c.child[1].b_len:
-            return E_MAP_COUNT
+            return _fail(c, E_MAP_COUNT)
         return bld_offset(c, c.child[0].b_len)
     elif k == K_STRUCT:
         return bdec_fields(c, q, sz, bud)
@@ -164,40 +169,57 @@ cdef int bdec_value(Node *c, const uint8_t *p, int64_t size, int64_t slot, int64
 cdef int bdec_fields(Node *n, const uint8_t *p, int64_t size, int64_t *bud) noexcept nogil:
     cdef int j, rc
     if size < n.fixed:
-        return E_FIXED
+        return _fail(n, E_FIXED)
     if _charge(bud, n.nchild):
-        return E_ALIAS
+        return _fail(n, E_ALIAS)
     for j in range(n.nchild):
         if n.bitmap_bytes and bit_get(p + n.bitmap_off, j):
+            if not n.child[j].nullable:
+                return _fail(&n.child[j], E_NOT_NULL)
             rc = bld_null(&n.child[j])
         else:
-            rc = bdec_value(&n.child[j], p, size, n.slot[j], bud)
+            rc = bdec_value(&n.child[j], p, size, n.fixed, n.slot[j], bud)
         if rc:
             return rc
     return 0
 
 
 cdef int bdec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud) noexcept nogil:
-    cdef int64_t n, hdr, i
+    cdef int64_t n, hdr, i, fixed
     cdef int rc = arr_check(e, p, size, &n, &hdr)
     cdef bint has_bm = arr_has_bitmap(e)
     cdef const uint8_t *bm = p + arr_bitmap_off(e)
     if rc == 0:
         rc = _charge(bud, n)
     if rc:
-        return rc
+        return _fail(e, rc)
+    fixed = arr_fixed_end(e, hdr, n)
     for i in range(n):
         if has_bm and bit_get(bm, i):
             if not e.nullable:
                 # Arrow rejects (aborts on) null map keys; treat any null in
                 # a non-nullable element type as malformed
-                return E_NOT_NULL
+                return _fail(e, E_NOT_NULL)
             rc = bld_null(e)
         else:
-            rc = bdec_value(e, p, size, hdr + i * e.elem_width, bud)
+            rc = bdec_value(e, p, size, fixed, hdr + i * e.elem_width, bud)
         if rc:
             return rc
     return 0
+
+
+cdef Node *_failed_node(Node *n) noexcept nogil:
+    """The node an error of the last decode_batch was found at (_fail), or
+    NULL."""
+    cdef int i
+    cdef Node *f
+    if n.failed:
+        return n
+    for i in range(n.nchild):
+        f = _failed_node(&n.child[i])
+        if f != NULL:
+            return f
+    return NULL
 
 
 cdef ArrowArray *bld_finish(Node *n) noexcept nogil:

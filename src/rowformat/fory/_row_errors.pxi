@@ -17,6 +17,8 @@ cdef enum:
     E_FIXED = -10
     E_INPUT_NULL = -11
     E_ALIAS = -12
+    E_OVERLAP = -13
+    E_OFFSETS = -14
 
 _MESSAGES = {
     E_OOM: "out of memory",
@@ -25,13 +27,15 @@ _MESSAGES = {
     E_MAP_COUNT: "a map's key and value arrays have different lengths",
     E_NOT_NULL: "a null value in a non-nullable field or element",
     E_UTF8: "a utf8 value is not valid UTF-8",
-    E_DEC_RANGE: "a decimal does not fit the Arrow decimal type",
+    E_DEC_RANGE: "a decimal value does not fit its declared precision",
     E_TOO_BIG: "the data exceeds the format's 32-bit offsets (or 2 GiB per Arrow binary array)",
     E_DEC_SIZE: "a decimal value is not 32 bytes",
     E_FIXED: "the row/array is smaller than its fixed region",
     E_INPUT_NULL: "the input binary array has a null row",
     E_ALIAS: ("the row holds more values than its size allows: its offset+size slots point "
               "into the same bytes more than once"),
+    E_OVERLAP: "an offset+size slot points into its row's/array's fixed region (null bitmap and slots)",
+    E_OFFSETS: "the input binary array's offsets are out of order or outside its data buffer",
 }
 
 
@@ -54,3 +58,26 @@ cdef inline int _charge(int64_t *bud, int64_t n) noexcept nogil:
 
 cdef object _malformed(int rc, str where=""):
     return MalformedRowError(_MESSAGES.get(rc, "malformed row") + (f" ({where})" if where else ""))
+
+
+cdef str _errtext(int rc, Node *n):
+    """The message of error rc found at node n (NULL: unknown), naming the
+    field; a decimal error names the declared type."""
+    cdef str msg
+    if rc == E_DEC_RANGE and n != NULL:
+        msg = f"a decimal value does not fit {(<object> n.layout).arrow_type}"
+    else:
+        msg = _MESSAGES.get(rc, "malformed row")
+    name = (<object> n.layout).name if n != NULL else ""
+    return msg + (f" ({name})" if name else "")
+
+
+cdef object _malformed_at(int rc, Node *n):
+    return MalformedRowError(_errtext(rc, n))
+
+
+cdef inline int _fail(Node *n, int rc) noexcept nogil:
+    """Marks n as where the nogil batch decoder found error rc (see
+    _failed_node), and returns rc."""
+    n.failed = 1
+    return rc

@@ -42,6 +42,7 @@ ctypedef struct Node:
     int64_t b_len
     int64_t b_null
     int64_t b_nbytes   # bytes appended to b_data, for string offsets
+    bint failed        # decode_batch: the error was found at this node (_fail)
 
 
 cdef void node_free(Node *n) noexcept:
@@ -123,6 +124,12 @@ cdef inline int64_t arr_header(Node *e, int64_t n) noexcept nogil:
             h = round8(h)
         return h
     return 8 + ((n + 63) >> 6) * 8
+
+
+cdef inline int64_t arr_fixed_end(Node *e, int64_t hdr, int64_t n) noexcept nogil:
+    """End of an array's fixed region (header, bitmap, elements padded to 8):
+    its variable data, and so every element slot's offset, starts there."""
+    return hdr + round8(n * e.elem_width)
 
 
 cdef inline bint arr_has_bitmap(Node *e) noexcept nogil:

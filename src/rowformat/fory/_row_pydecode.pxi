@@ -1,19 +1,61 @@
-# Included by _row.pyx. Row bytes -> Python values (dec_*): slot and array
-# header checks against the containing region, the conversions of wire values
-# to Python objects, and the decoders of rows, arrays and maps behind
-# Plan.decode and the views' to_dict/to_list.
+# Included by _row.pyx. Row bytes -> Python values (dec_*): the checks shared
+# with the batch decoder (slots against their containing region, array
+# headers, decimal precision), the conversions of wire values to Python
+# objects, and the decoders of rows, arrays and maps behind Plan.decode and
+# the views' to_dict/to_list.
 
-cdef inline int var_span(const uint8_t *p, int64_t size, int64_t slot,
+cdef inline int var_span(const uint8_t *p, int64_t size, int64_t fixed, int64_t slot,
                          const uint8_t **out, int64_t *outsize) noexcept nogil:
-    """Follows the offset+size slot at p+slot of a region of `size` bytes."""
+    """Follows the offset+size slot at p+slot of a row or array of `size`
+    bytes whose fixed region (bitmap and slots) ends at `fixed`: the value
+    must lie in the variable region, as Fory's Rust reader requires (a slot
+    pointing into the fixed region would read the row's own slots)."""
     cdef uint64_t x = <uint64_t> rf_ld_i64(p + slot)
     cdef uint64_t off = x >> 32
     cdef uint64_t sz = x & U32_MAX
+    if off < <uint64_t> fixed:
+        return E_OVERLAP
     if off + sz > <uint64_t> size:
         return E_BOUNDS
     out[0] = p + off
     outsize[0] = <int64_t> sz
     return 0
+
+
+# 10**p for p in 0..76 as four little-endian 64-bit limbs (filled at import).
+cdef uint64_t _POW10[77][4]
+
+
+def _fill_pow10():
+    cdef int p, i
+    cdef object v
+    for p in range(77):
+        v = 10 ** <object> p
+        for i in range(4):
+            _POW10[p][i] = (v >> (64 * i)) & 0xFFFFFFFFFFFFFFFF
+
+
+_fill_pow10()
+
+
+cdef inline bint dec_fits(const uint8_t *q, int precision) noexcept nogil:
+    """Whether the 32-byte two's complement value at q has |v| < 10**precision
+    (precision 1..76). Only values within 128 bits can pass for precision
+    <= 38, so this also rejects a decimal128 whose high half is not sign
+    extension."""
+    cdef uint64_t m[4]
+    cdef uint64_t carry = 1
+    cdef int i
+    for i in range(4):
+        m[i] = <uint64_t> rf_ld_i64(q + 8 * i)
+    if m[3] >> 63:           # negative: the magnitude is ~v + 1
+        for i in range(4):
+            m[i] = ~m[i] + carry
+            carry = 1 if (carry and m[i] == 0) else 0
+    for i in range(3, -1, -1):
+        if m[i] != _POW10[precision][i]:
+            return m[i] < _POW10[precision][i]
+    return False
 
 
 cdef object _date(int64_t days):
@@ -50,15 +92,18 @@ cdef object _timedelta(int64_t us):
 cdef object _decimal_from(Node *n, const uint8_t *q, int64_t sz):
     if sz != 32:
         raise _malformed(E_DEC_SIZE, _fname(n))
+    if not dec_fits(q, n.precision):
+        raise _malformed_at(E_DEC_RANGE, n)
     u = int.from_bytes(PyBytes_FromStringAndSize(<const char *> q, 32), "little", signed=True)
     return _decimal.Decimal(u).scaleb(-n.scale, _DEC_CTX)
 
 
-cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t slot, bint views, object owner,
-                    int64_t *bud):
+cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t fixed, int64_t slot, bint views,
+                    object owner, int64_t *bud):
     """The non-null value of node c whose slot is at p+slot; p..p+size is the
-    containing row or array, already checked to hold the slot. With `views`,
-    nested structs/lists/maps come back as views sharing `owner`."""
+    containing row or array, already checked to hold the slot, and `fixed`
+    the end of its fixed region. With `views`, nested structs/lists/maps come
+    back as views sharing `owner`."""
     cdef int k = c.kind
     cdef const uint8_t *q
     cdef int64_t sz
@@ -93,7 +138,7 @@ cdef object dec_val(Node *c, const uint8_t *p, int64_t size, int64_t slot, bint 
         q = p + slot
         sz = c.fixed
     else:
-        rc = var_span(p, size, slot, &q, &sz)
+        rc = var_span(p, size, fixed, slot, &q, &sz)
         if rc:
             raise _malformed(rc, _fname(c))
     if k == K_STR:
@@ -132,9 +177,11 @@ cdef dict dec_row(Node *n, const uint8_t *p, int64_t size, int64_t *bud):
     for i in range(n.nchild):
         j = n.decl[i]
         if n.bitmap_bytes and bit_get(bm, j):
+            if not n.child[j].nullable:
+                raise _malformed_at(E_NOT_NULL, &n.child[j])
             val = None
         else:
-            val = dec_val(&n.child[j], p, size, n.slot[j], False, None, bud)
+            val = dec_val(&n.child[j], p, size, n.fixed, n.slot[j], False, None, bud)
         PyDict_SetItem(out, <object> PyTuple_GET_ITEM(names, j), val)
     return out
 
@@ -159,7 +206,7 @@ cdef int arr_check(Node *e, const uint8_t *p, int64_t size, int64_t *cnt, int64_
 
 
 cdef list dec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud):
-    cdef int64_t n, hdr, i
+    cdef int64_t n, hdr, i, fixed
     cdef int rc = arr_check(e, p, size, &n, &hdr)
     cdef bint has_bm = arr_has_bitmap(e)
     cdef const uint8_t *bm = p + arr_bitmap_off(e)
@@ -169,6 +216,7 @@ cdef list dec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud):
         rc = _charge(bud, n)
     if rc:
         raise _malformed(rc, _fname(e))
+    fixed = arr_fixed_end(e, hdr, n)
     out = PyList_New(n)
     for i in range(n):
         if has_bm and bit_get(bm, i):
@@ -176,7 +224,7 @@ cdef list dec_array(Node *e, const uint8_t *p, int64_t size, int64_t *bud):
                 raise _malformed(E_NOT_NULL, _fname(e))
             val = None
         else:
-            val = dec_val(e, p, size, hdr + i * e.elem_width, False, None, bud)
+            val = dec_val(e, p, size, fixed, hdr + i * e.elem_width, False, None, bud)
         Py_INCREF(val)
         PyList_SET_ITEM(out, i, val)
     return out

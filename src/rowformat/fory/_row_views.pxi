@@ -40,7 +40,8 @@ cdef class StructView:
         return self.size
 
     cdef inline int _slot(self, Py_ssize_t i, int kind) except -2:
-        """Layout index of declared field i, or -1 when it is null."""
+        """Layout index of declared field i, or -1 when it is null (a null
+        bit set for a non-nullable field raises MalformedRowError)."""
         cdef int j
         cdef Node *n = self.node
         if i < 0 or i >= n.nchild:
@@ -50,6 +51,8 @@ cdef class StructView:
             raise TypeError(f"field {_fname(&n.child[j])!r} is {(<object> n.child[j].layout).arrow_type}, "
                             "not the getter's type")
         if n.bitmap_bytes and bit_get(self.p + n.bitmap_off, j):
+            if not n.child[j].nullable:
+                raise _malformed_at(E_NOT_NULL, &n.child[j])
             return -1
         return j
 
@@ -65,7 +68,8 @@ cdef class StructView:
         cdef int j = self._slot(self._index(key), 0)
         if j < 0:
             return None
-        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner, NULL)
+        return dec_val(&self.node.child[j], self.p, self.size, self.node.fixed, self.node.slot[j], True,
+                       self.owner, NULL)
 
     def get(self, key):
         return self[key]
@@ -124,11 +128,13 @@ cdef class StructView:
     def get_str(self, Py_ssize_t i):
         cdef const uint8_t *q
         cdef int64_t sz
+        cdef int rc
         cdef int j = self._slot(i, K_STR)
         if j < 0:
             return None
-        if var_span(self.p, self.size, self.node.slot[j], &q, &sz):
-            raise _malformed(E_BOUNDS, _fname(&self.node.child[j]))
+        rc = var_span(self.p, self.size, self.node.fixed, self.node.slot[j], &q, &sz)
+        if rc:
+            raise _malformed(rc, _fname(&self.node.child[j]))
         try:
             return PyUnicode_DecodeUTF8(<const char *> q, sz, NULL)
         except UnicodeDecodeError:
@@ -162,7 +168,8 @@ cdef class StructView:
         cdef int j = self._slot(i, kind)
         if j < 0:
             return None
-        return dec_val(&self.node.child[j], self.p, self.size, self.node.slot[j], True, self.owner, NULL)
+        return dec_val(&self.node.child[j], self.p, self.size, self.node.fixed, self.node.slot[j], True,
+                       self.owner, NULL)
 
     def to_dict(self):
         """The whole struct decoded to a dict (nested values decoded too)."""
@@ -210,6 +217,7 @@ cdef class ArrayView:
     cdef int64_t size
     cdef int64_t n
     cdef int64_t hdr
+    cdef int64_t fixed   # end of the fixed region: element slots point past it
     cdef _Owner owner
 
     def __len__(self):
@@ -227,6 +235,8 @@ cdef class ArrayView:
         if kind and self.elem.kind != kind:
             raise TypeError(f"elements are {(<object> self.elem.layout).arrow_type}, not the getter's type")
         if arr_has_bitmap(self.elem) and bit_get(self.p + arr_bitmap_off(self.elem), j):
+            if not self.elem.nullable:
+                raise _malformed_at(E_NOT_NULL, self.elem)
             return -1
         return self.hdr + j * self.elem.elem_width
 
@@ -234,7 +244,7 @@ cdef class ArrayView:
         cdef int64_t s = self._slot(j, 0)
         if s < 0:
             return None
-        return dec_val(self.elem, self.p, self.size, s, True, self.owner, NULL)
+        return dec_val(self.elem, self.p, self.size, self.fixed, s, True, self.owner, NULL)
 
     def get(self, Py_ssize_t j):
         return self[j]
@@ -246,7 +256,7 @@ cdef class ArrayView:
         cdef int64_t s = self._slot(j, kind)
         if s < 0:
             return None
-        return dec_val(self.elem, self.p, self.size, s, True, self.owner, NULL)
+        return dec_val(self.elem, self.p, self.size, self.fixed, s, True, self.owner, NULL)
 
     def get_bool(self, Py_ssize_t j): return self._typed(j, K_BOOL)
     def get_int8(self, Py_ssize_t j): return self._typed(j, K_I8)
@@ -290,6 +300,7 @@ cdef object _make_array_view(Node *e, const uint8_t *p, int64_t size, _Owner own
     v.size = size
     v.n = n
     v.hdr = hdr
+    v.fixed = arr_fixed_end(e, hdr, n)
     v.owner = owner
     return v
 
