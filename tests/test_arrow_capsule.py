@@ -71,3 +71,22 @@ def test_writer_refuses_what_holds_no_arrow_data(tmp_path):
     with RowFileWriter(tmp_path / "x.row", SCHEMA) as w:
         with pytest.raises(TypeError, match="__arrow_c_stream__"):
             w.write([(1, "a", [], 0.0)])
+
+
+def test_fory_encode_batch_takes_polars_duckdb_nanoarrow_and_readers():
+    from rowformat.fory import RowEncoder
+    table = pa.table({"id": pa.array(range(300), pa.int64()),
+                      "name": pa.array([None if i % 5 == 0 else f"n{i}" for i in range(300)])})
+    for layout in ("standard", "compact"):
+        enc = RowEncoder(table.schema, layout=layout)
+        want = enc.encode_batch(table)
+        assert len(want) == 300
+        assert enc.encode_batch(pl.from_arrow(table)).equals(want)
+        source = table  # noqa: F841 - the name DuckDB's query refers to
+        assert enc.encode_batch(duckdb.sql("select * from source order by id")).equals(want)
+        assert enc.encode_batch(nanoarrow.c_array(table.to_batches()[0])).equals(want)
+        chunked = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=64))
+        assert enc.encode_batch(chunked).equals(want)
+        assert len(enc.encode_batch(table.slice(0, 0))) == 0
+        with pytest.raises(TypeError, match="encode_batch"):
+            enc.encode_batch([{"id": 1, "name": "x"}])

@@ -13,6 +13,7 @@ import struct as _struct
 
 import pyarrow as _pa
 
+from rowformat.arrow_data import as_batches
 from rowformat.errors import MalformedRowError, RowFormatError, SchemaError, SchemaHashMismatchError
 from . import schema as _schema
 from ._row import ArrayView, MapView, Plan as _Plan, StructView
@@ -101,18 +102,25 @@ class RowEncoder:
         """A zero-copy ``StructView`` of the row in ``data``."""
         return self._plan.view(data, offset)
 
-    def encode_batch(self, batch) -> _pa.BinaryArray:
-        """One row per element of the record batch, as a BinaryArray."""
-        if isinstance(batch, _pa.Table):
-            batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else \
-                _pa.RecordBatch.from_pylist([], schema=self.schema)
-        if batch.schema.names != self.schema.names or \
-                [f.type for f in batch.schema] != [f.type for f in self.schema]:
-            try:
-                batch = batch.select(self.schema.names).cast(self.schema)
-            except (KeyError, ValueError, TypeError, _pa.ArrowException) as e:
-                raise SchemaError(f"record batch does not match the encoder schema: {e}") from None
-        return self._plan.encode_batch(batch)
+    def encode_batch(self, data) -> _pa.BinaryArray:
+        """One row per row of ``data``, as a BinaryArray: a RecordBatch, Table
+        or RecordBatchReader, or any object exporting ``__arrow_c_stream__`` or
+        ``__arrow_c_array__`` (a polars DataFrame, a DuckDB result, ...)."""
+        parts = [self._plan.encode_batch(self._conform(b))
+                 for b in as_batches(data, "encode_batch()")]
+        if not parts:
+            parts = [self._plan.encode_batch(_pa.RecordBatch.from_pylist([], schema=self.schema))]
+        return parts[0] if len(parts) == 1 else _pa.concat_arrays(parts)
+
+    def _conform(self, batch: _pa.RecordBatch) -> _pa.RecordBatch:
+        """``batch`` with the encoder's columns, in its order and types."""
+        if batch.schema.names == self.schema.names and \
+                [f.type for f in batch.schema] == [f.type for f in self.schema]:
+            return batch
+        try:
+            return batch.select(self.schema.names).cast(self.schema)
+        except (KeyError, ValueError, TypeError, _pa.ArrowException) as e:
+            raise SchemaError(f"record batch does not match the encoder schema: {e}") from None
 
     def decode_batch(self, binary_array) -> _pa.RecordBatch:
         """Rows (a binary/large_binary array) back into a RecordBatch."""
