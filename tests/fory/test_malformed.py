@@ -429,3 +429,20 @@ def test_fory_batch_fuzz_seeds():
     for s in explicit:
         arr = _targets._raw_batch(s[1:])
         assert cases[s[0] & 0x7F][2].decode_batch(arr).num_rows == len(arr)
+
+
+@pytest.mark.parametrize("layout", ["standard", "compact"])
+def test_encode_batch_refuses_decimals_past_their_precision(layout):
+    """Arrow can hold 10**5 in decimal128(5, 2) (raw buffers); the row it
+    would encode to does not decode, so encode_batch refuses it."""
+    from decimal import Decimal
+    t = pa.decimal128(5, 2)
+    good = pa.array([Decimal("999.99"), Decimal("-999.99"), None], t)
+    unscaled = (10**5).to_bytes(16, "little", signed=True)
+    bad = pa.Array.from_buffers(t, 1, [None, pa.py_buffer(unscaled)])
+    schema = pa.schema([("d", t)])
+    enc = RowEncoder(schema, layout=layout)
+    rows = enc.encode_batch(pa.record_batch([good], schema=schema))
+    assert enc.decode_batch(rows).column(0).equals(good)
+    with pytest.raises(ValueConversionError, match="row 0: a decimal value does not fit"):
+        enc.encode_batch(pa.record_batch([bad], schema=schema))

@@ -67,6 +67,10 @@ cdef int aenc_value(Node *n, int64_t i, Buf *b, int64_t slot, int64_t base) noex
         else:
             memcpy(b.data + start, n.a_data + ph * 16, 16)
             memset(b.data + start + 16, 0xFF if (n.a_data[ph * 16 + 15] & 0x80) else 0, 16)
+        # Arrow holds decimals past their precision (an unsafe cast, raw
+        # buffers); such a row would not decode, so it is not written
+        if not dec_fits(b.data + start, n.precision):
+            return E_DEC_RANGE
         return aenc_put_var(b, slot, base, start, 32)
     elif k == K_LIST:
         start = b.len
