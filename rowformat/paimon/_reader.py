@@ -16,7 +16,11 @@ Contract (pypaimon 2.1.0, ``pypaimon/read/reader/format_row_reader.py``):
 * ``push_down_predicate`` (an Arrow expression) filters each batch, and
   batches it empties are skipped; ``read_arrow_batch()`` returns None at the
   end.
-* ``batch_size`` bounds the rows of a batch.
+* ``batch_size``: pypaimon's own ``.row`` reader ignores it (a batch per
+  ZSTD block, whatever its rows); this one returns batches of
+  ``max(batch_size, MIN_BATCH_ROWS)`` rows (the last one shorter, and fewer
+  where the predicate drops rows): pypaimon's default of 1024 rows per
+  batch would cost more in per-batch work than decoding the rows.
 * An empty ``read_fields`` yields no batch at all (pypaimon builds a
   zero-column, zero-row table per block and skips it).
 
@@ -35,6 +39,8 @@ import pyarrow as pa
 from ..errors import CorruptFileError, RowFormatError
 from ..reader import RowFileReader
 from . import _types
+
+MIN_BATCH_ROWS = 65536
 
 _pp: dict[str, Any] = {}
 
@@ -85,7 +91,7 @@ def make_reader_class(stock: type) -> type:
             self._file_io = file_io
             self._file_path = file_path
             self._predicate = push_down_predicate
-            self._batch_size = max(1, int(batch_size))
+            self._batch_size = max(1, int(batch_size), MIN_BATCH_ROWS)
             self._row_indices = row_indices
             by_name = {f.name: f for f in full_fields}
             self._read_field_names = list(read_fields)
@@ -174,11 +180,13 @@ def make_reader_class(stock: type) -> type:
                     else:
                         arrays.append(_types.conform(next(cols), t))
                 out = pa.RecordBatch.from_arrays(arrays, schema=self._schema)
-                if self._predicate is not None:
-                    out = out.filter(self._predicate)
-                    if out.num_rows == 0:
-                        continue
-                yield out
+                if self._predicate is None:
+                    yield out
+                    continue
+                # (RecordBatch.filter of an expression fails on an empty result in pyarrow 19)
+                for b in pa.Table.from_batches([out]).filter(self._predicate).to_batches():
+                    if b.num_rows:
+                        yield b
 
     FormatRowReader.__module__ = __name__
     FormatRowReader.__qualname__ = "FormatRowReader"
