@@ -1,0 +1,188 @@
+"""The reader pypaimon's split reads use for ``.row`` data files while
+acceleration is on: pypaimon's ``FormatRowReader`` contract, rowformat's
+decoder.
+
+Contract (pypaimon 2.1.0, ``pypaimon/read/reader/format_row_reader.py``):
+
+* ``read_fields`` are names; the output columns are exactly these, in this
+  order. A name in ``full_fields`` (the file's fields, for primary-key
+  tables ``_KEY_*``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` first) is read
+  from the file; any other name is all nulls: typed as the system field for
+  ``_ROW_ID``, ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``, else ``pa.null()``.
+* The Arrow types are ``PyarrowFieldParser.from_paimon_schema`` 's (with
+  field descriptions as metadata when no field is missing, as pypaimon builds
+  them).
+* ``row_indices`` (file row numbers, in the order given) select rows.
+* ``push_down_predicate`` (an Arrow expression) filters each batch, and
+  batches it empties are skipped; ``read_arrow_batch()`` returns None at the
+  end.
+* ``batch_size`` bounds the rows of a batch.
+* An empty ``read_fields`` yields no batch at all (pypaimon builds a
+  zero-column, zero-row table per block and skips it).
+
+The file is read through pypaimon's FileIO: a local path for ``LocalFileIO``
+(and its subclasses, through their own path mapping), else the FileIO's
+input stream as a file object.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any, Iterator, List, Optional
+
+import pyarrow as pa
+
+from ..errors import CorruptFileError, RowFormatError
+from ..reader import RowFileReader
+from . import _types
+
+_pp: dict[str, Any] = {}
+
+
+def _pypaimon(name: str) -> Any:
+    mod = _pp.get(name)
+    if mod is None:
+        mod = _pp[name] = importlib.import_module(name)
+    return mod
+
+
+def local_path(file_io: Any, path: str) -> Optional[str]:
+    """The local path of ``path`` if ``file_io`` reads the local file system."""
+    local = _pypaimon("pypaimon.filesystem.local_file_io")
+    if isinstance(file_io, local.LocalFileIO):
+        return os.fspath(file_io._to_file(path))
+    return None
+
+
+def _with_path(e: CorruptFileError, file_path: str) -> CorruptFileError:
+    if file_path in str(e):
+        return e
+    err = type(e).__new__(type(e))
+    Exception.__init__(err, f"{file_path}: {e}")
+    return err
+
+
+def _base_class() -> type:
+    return _pypaimon("pypaimon.read.reader.iface.record_batch_reader").RecordBatchReader
+
+
+def make_reader_class(stock: type) -> type:
+    """A subclass of pypaimon's RecordBatchReader (built when acceleration
+    is first turned on, so that importing rowformat.paimon imports no pypaimon)."""
+    data_types = _pypaimon("pypaimon.schema.data_types")
+    special = _pypaimon("pypaimon.table.special_fields").SpecialFields
+    PyarrowFieldParser = data_types.PyarrowFieldParser
+    special_by_name = {f.name: f for f in (special.ROW_ID, special.SEQUENCE_NUMBER, special.VALUE_KIND)}
+
+    class FormatRowReader(_base_class()):  # type: ignore[misc]
+        """rowformat's reader under pypaimon's FormatRowReader contract."""
+
+        _rowformat_stock = stock
+
+        def __init__(self, file_io, file_path: str, read_fields: List[str],
+                     full_fields: List[Any], push_down_predicate: Any,
+                     batch_size: int = 1024, row_indices: Optional[List[int]] = None):
+            self._file_io = file_io
+            self._file_path = file_path
+            self._predicate = push_down_predicate
+            self._batch_size = max(1, int(batch_size))
+            self._row_indices = row_indices
+            by_name = {f.name: f for f in full_fields}
+            self._read_field_names = list(read_fields)
+            self._projected = [by_name[n] for n in read_fields if n in by_name]
+            self._missing = [n for n in read_fields if n not in by_name]
+            self._stream = None
+            self._reader: Optional[RowFileReader] = None
+            key = _types.fields_key(full_fields)
+            file_schema = _types.row_type(full_fields, key)
+            target = PyarrowFieldParser.from_paimon_schema(self._projected)
+            if self._missing:
+                fields = []
+                for name in self._read_field_names:
+                    if name in by_name:
+                        f = by_name[name]
+                        fields.append(pa.field(name, PyarrowFieldParser.from_paimon_type(f.type),
+                                               nullable=f.type.nullable))
+                    else:
+                        sf = special_by_name.get(name)
+                        t = PyarrowFieldParser.from_paimon_type(sf.type) if sf is not None else pa.null()
+                        fields.append(pa.field(name, t, nullable=not special.is_system_field(name)))
+                self._schema = pa.schema(fields)
+            else:
+                self._schema = target
+            self._targets = {f.name: target.field(f.name).type for f in self._projected}
+            self._columns = [f.name for f in self._projected]
+            try:
+                path = local_path(file_io, file_path)
+                if path is not None:
+                    self._reader = RowFileReader(path, file_schema, cache_bytes=0)
+                else:
+                    self._stream = file_io.new_input_stream(file_path)
+                    self._reader = RowFileReader(self._stream, file_schema, cache_bytes=0)
+            except CorruptFileError as e:
+                self.close()
+                raise _with_path(e, file_path) from e
+            except BaseException:
+                self.close()
+                raise
+            self._batches = self._generate()
+
+        # -- pypaimon's RecordBatchReader -------------------------------------------
+        def read_arrow_batch(self) -> Optional[pa.RecordBatch]:
+            try:
+                return next(self._batches, None)
+            except CorruptFileError as e:
+                raise _with_path(e, self._file_path) from e
+
+        def close(self):
+            reader, self._reader = self._reader, None
+            stream, self._stream = self._stream, None
+            try:
+                if reader is not None:
+                    reader.close()
+            finally:
+                if stream is not None:
+                    stream.close()
+
+        # -- batches --------------------------------------------------------------------
+        def _raw(self) -> Iterator[pa.RecordBatch]:
+            reader = self._reader
+            assert reader is not None
+            size = self._batch_size
+            if self._row_indices is None:
+                yield from reader.iter_batches(columns=self._columns, batch_size=size)
+                return
+            rows = self._row_indices
+            for start in range(0, len(rows), size):
+                table = reader.take(rows[start:start + size], columns=self._columns)
+                yield from table.combine_chunks().to_batches()
+
+        def _generate(self) -> Iterator[pa.RecordBatch]:
+            if not self._read_field_names:
+                return
+            targets = self._targets
+            for batch in self._raw():
+                n = batch.num_rows
+                if n == 0:
+                    continue
+                arrays = []
+                cols = iter(batch.columns)
+                for field in self._schema:
+                    t = targets.get(field.name)
+                    if t is None:
+                        arrays.append(pa.nulls(n, type=field.type))
+                    else:
+                        arrays.append(_types.conform(next(cols), t))
+                out = pa.RecordBatch.from_arrays(arrays, schema=self._schema)
+                if self._predicate is not None:
+                    out = out.filter(self._predicate)
+                    if out.num_rows == 0:
+                        continue
+                yield out
+
+    FormatRowReader.__module__ = __name__
+    FormatRowReader.__qualname__ = "FormatRowReader"
+    return FormatRowReader
+
+
+__all__ = ["make_reader_class", "local_path", "RowFormatError"]

@@ -1,0 +1,62 @@
+"""pypaimon's field types as rowformat types and as the Arrow types pypaimon reads.
+
+A pypaimon ``DataField``'s ``to_dict()`` is Paimon's schema JSON (what a table
+schema file holds), which :mod:`rowformat.schema_json` reads. The Arrow types
+pypaimon's own readers produce (``PyarrowFieldParser.from_paimon_type``)
+differ from rowformat's in a few places -- TIMESTAMP(0) is ``timestamp[s]``
+rather than ``[ms]``, every TIME is ``time32[ms]``, a VECTOR's elements are
+named ``item`` and nullable -- so batches are cast to pypaimon's types.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import schema_json
+from ..types import RowType
+
+_CACHE_LOCK = threading.Lock()
+_ROW_TYPES: dict[str, RowType] = {}
+
+
+def fields_key(fields: Sequence[Any]) -> str:
+    return json.dumps([f.to_dict() for f in fields], sort_keys=True)
+
+
+def row_type(fields: Sequence[Any], key: str | None = None) -> RowType:
+    """The rowformat file schema of pypaimon ``DataField`` s (cached by their JSON)."""
+    key = key if key is not None else fields_key(fields)
+    rt = _ROW_TYPES.get(key)
+    if rt is None:
+        rt = schema_json.loads([f.to_dict() for f in fields])
+        with _CACHE_LOCK:
+            if len(_ROW_TYPES) > 1024:
+                _ROW_TYPES.clear()
+            _ROW_TYPES[key] = rt
+    return rt
+
+
+def _floor_seconds(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """timestamp[ms] to timestamp[s], flooring as pypaimon's reader does
+    (``millis // 1000``); Arrow's unsafe cast truncates toward zero."""
+    ms = arr.cast(pa.int64())
+    q = pc.divide(ms, 1000)
+    r = pc.subtract(ms, pc.multiply(q, 1000))
+    q = pc.if_else(pc.less(r, 0), pc.subtract(q, 1), q)
+    return q.cast(target)
+
+
+def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """``arr`` (rowformat's Arrow type) as pypaimon's Arrow type ``target``."""
+    if arr.type.equals(target):
+        return arr
+    if (pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(target)
+            and arr.type.unit == "ms" and target.unit == "s"):
+        return _floor_seconds(arr, target)
+    # TIME: rowformat stores ms of the day for every precision, so time64 -> time32[ms]
+    # is exact; VECTOR, nested types: names and nullability of child fields
+    return arr.cast(target, safe=False)
