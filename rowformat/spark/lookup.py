@@ -12,8 +12,8 @@ reader (footer, block index, block cache) serves every later batch, task and
 query of that worker. A function defined in ``__main__`` or a notebook would
 be pickled by value, with a fresh empty cache each time.
 
-Committed data files are immutable (job ids in their names), which is what
-makes caching readers by path safe.
+Paimon's data files are immutable (unique names), which is what makes
+caching readers by path safe.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from .. import RowFileReader
 from ..arrow_types import as_row_type
 from ..errors import SchemaError
 from ..types import RowType, schema as parse_schema
-from . import dataset as ds
+from . import tables as tb
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
 READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
@@ -50,7 +50,6 @@ def open_reader(path: str, schema_text: str) -> RowFileReader:
         if r is not None:
             _readers.move_to_end(key)
             return r
-    _check_file_schema(path, schema_text)
     r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES)
     with _lock:
         if key in _readers:          # another thread opened it meanwhile
@@ -71,22 +70,34 @@ def clear_readers() -> None:
             _readers.popitem()[1].close()
 
 
-def _check_file_schema(path: str, schema_text: str) -> None:
-    """A file of a dataset must be read with the dataset's schema: decoding
-    with another schema would misread the bytes."""
-    parent = os.path.dirname(path)
-    if ds.Dataset.exists(parent):
-        stored = ds.Dataset.open(parent).schema
-        if stored != parse_schema(schema_text):
-            raise SchemaError(f"{path}: the lookup schema [{schema_text}] is not the schema "
-                              f"[{stored}] of its dataset {parent}")
-
-
 def resolve_schema(schema) -> RowType:
-    """A RowType, Paimon schema text, or a dataset directory (its schema)."""
+    """A RowType, Paimon schema text, or the directory of a Paimon append
+    table (its data files hold exactly the table's columns)."""
     if isinstance(schema, str) and os.path.isdir(schema):
-        return ds.Dataset.open(schema).schema
+        return _table_file_schema(schema)
     return as_row_type(schema)
+
+
+def _table_file_schema(path: str) -> RowType:
+    table = tb.open_table(path)
+    if table.primary_keys:
+        raise SchemaError(f"{path} is a primary-key table: its data files hold key and system "
+                          f"columns besides the table's, and a key may be in several files; "
+                          f"look rows up by _ROW_ID or by (file, row) of bare files")
+    return tb.row_type(table)
+
+
+def _table_root(path: str) -> str | None:
+    """The Paimon table directory a data file belongs to (the nearest
+    ancestor holding ``schema/``), or None."""
+    d = os.path.dirname(path)
+    while True:
+        if tb.is_table(d):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 class Fetcher:
@@ -202,20 +213,20 @@ def _schema_from_data(df, path_col):
     if not first:
         raise SchemaError(f"lookup: column {path_col!r} holds no path to take a schema from; "
                           f"pass schema=")
-    parent = os.path.dirname(first[0][0])
-    if not ds.Dataset.exists(parent):
-        raise SchemaError(f"lookup: {first[0][0]} is not in a dataset directory, so it has no "
+    root = _table_root(first[0][0])
+    if root is None:
+        raise SchemaError(f"lookup: {first[0][0]} is not in a Paimon table, so it has no "
                           f"stored schema; pass schema= (Paimon schema text)")
-    return ds.Dataset.open(parent).schema
+    return _table_file_schema(root)
 
 
 def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = ""):
     """``df`` with the rows at (``df[path_col]``, ``df[row_col]``) appended
     as columns (``prefix`` + name), through ``mapInArrow``.
 
-    ``schema``: the files' Paimon schema (RowType, text) or a dataset
-    directory; by default the dataset holding the first path in ``df`` (one
-    small Spark job). ``columns``: the columns to fetch (default all)."""
+    ``schema``: the files' Paimon schema (RowType, text) or a Paimon append
+    table directory; by default the table holding the first path in ``df``
+    (one small Spark job). ``columns``: the columns to fetch (default all)."""
     row_type = _schema_from_data(df, path_col) if schema is None else resolve_schema(schema)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
