@@ -1,38 +1,41 @@
 """The ``paimon-row`` Python Data Source (PySpark 4.0+).
 
-    df = spark.read.format("paimon-row").load("/data/t")
-    df.write.format("paimon-row").mode("append").save("/data/t")    # or "overwrite"
+    df = spark.read.format("paimon-row").load("/w/db.db/t")         # a Paimon table
+    df.write.format("paimon-row").mode("append").save("/w/db.db/t")   # or "overwrite"
 
 Where the methods run (see the PySpark notes): ``schema()``, ``reader()``,
 ``partitions()``, ``writer()``, ``commit()`` and ``abort()`` in short-lived
 Python workers of the driver; ``read()`` and ``write()`` in executor tasks.
 The reader and writer objects are pickled between them, so they hold only
-plain values (paths, schema text, option values) and open files in the task.
+plain values (paths, schema text, option values, pickled splits).
 
-Read options:
-  rowsPerPartition  rows per Spark partition (default 1000000): a partition
-                    is a run of whole blocks of one file
-  batchRows         rows per Arrow batch handed to Spark (default 65536)
-  paimonSchema      the Paimon schema of a bare ``.row`` file (the format
-                    stores none); otherwise the dataset's, or the Spark
-                    ``.schema(...)`` mapped to Paimon's canonical types
-  selection         rows to read: a file holding a serialized RoaringBitmap
-  deletionVector    rows to drop: the same. For a dataset, either option may
-                    be a JSON object {data file name or path: bitmap file};
-                    deletion vectors committed in the manifest always apply
-  rowNumbers        "true" adds columns ``_file`` (path) and ``_row`` (row
-                    number in the file), the keys for :func:`lookup`
+A path holding ``schema/schema-N`` is a Paimon table, read and written
+through pypaimon (:mod:`.tables`): the driver plans splits, a Spark
+partition is a group of splits, tasks read them; write tasks send pickled
+commit messages that the driver commits in one snapshot (or aborts).
 
-Write options: ``blockSize`` (bytes, default 65536), ``zstdLevel`` (default 1),
-``paimonSchema`` (the Paimon types to store, e.g. TIMESTAMP(3), VECTOR or
-BLOB, when Spark's canonical mapping is not wanted). Only modes ``append``
-and ``overwrite`` exist (Spark 4.3 rejects the others for Python sources).
+Table read options: ``snapshotId`` or ``tag`` (time travel),
+``bytesPerPartition`` (default 128 MiB of data files per Spark partition),
+``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables).
+Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
+user ``.schema(...)``; ``rowsPerPartition`` (default 1000000: a partition is
+a run of whole blocks of one file), ``batchRows`` (default 65536),
+``selection`` / ``deletionVector`` (a file holding a serialized
+RoaringBitmap, or a JSON object {file name or path: bitmap file}),
+``rowNumbers`` ("true" adds ``_file`` and ``_row``, the keys for
+:func:`lookup`).
+
+Write options (creating a table): ``partitionKeys``, ``primaryKeys``
+(comma-separated), ``bucket``, ``paimon.<key>`` (any Paimon table option),
+``paimonSchema`` (Paimon types to store, e.g. TIMESTAMP(3) or VECTOR). An
+existing table keeps its schema: the DataFrame's columns must match it.
+Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
+for Python sources).
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
 projection: Spark 4.3 offers Python sources no column pruning. There is no
-filter pushdown: ``.row`` files keep no statistics to prune with, and
-Spark 4.3.0 reuses a reader pruned for one query in later queries of the
-same DataFrame (see the module README section).
+filter pushdown: Spark 4.3.0 reuses a reader pruned for one query in later
+queries of the same DataFrame (see the README's Spark section).
 """
 from __future__ import annotations
 
