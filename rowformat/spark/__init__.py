@@ -2,19 +2,18 @@
 
     import rowformat.spark
     rowformat.spark.register(spark)        # only if auto-registration is off
-    df = spark.read.format("paimon-row").load("/data/t")
-    df.write.format("paimon-row").mode("append").save("/data/t")
-    rowformat.spark.lookup(hits, "_file", "_row", ["name"])
+    df = spark.read.format("paimon-row").load("/data/db.db/t")        # a Paimon table
+    df.write.format("paimon-row").mode("append").save("/data/db.db/t")
+    rowformat.spark.lookup_row_ids(ids, "/data/db.db/t", columns=["name"])
+    rowformat.spark.lookup(hits, "_file", "_row", ["name"], schema="k INT, name STRING")
 
 pyspark (``pip install rowformat[spark]``) is imported only when one of the
 Spark-facing names below is first used: ``import rowformat.spark`` and the
-dataset helpers (``rowformat.spark.dataset``) work without it.
+table helpers (``rowformat.spark.tables``, over pypaimon) work without it.
 """
 from __future__ import annotations
 
 from importlib import import_module
-
-from .dataset import Dataset, DatasetError, set_deletion_vectors, vacuum
 
 FORMAT_NAME = "paimon-row"
 
@@ -22,14 +21,14 @@ FORMAT_NAME = "paimon-row"
 _LAZY = {
     "RowDataSource": "datasource",
     "lookup_udf": "lookup",
+    "lookup_row_ids": "lookup",
     "to_spark_schema": "types",
     "from_spark_schema": "types",
     "to_spark_type": "types",
     "from_spark_type": "types",
 }
 
-__all__ = ["FORMAT_NAME", "Dataset", "DatasetError", "register", "set_deletion_vectors",
-           "vacuum", "lookup", *_LAZY]
+__all__ = ["FORMAT_NAME", "register", "lookup", *_LAZY]
 
 
 def _import(module: str):

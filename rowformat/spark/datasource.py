@@ -1,43 +1,47 @@
 """The ``paimon-row`` Python Data Source (PySpark 4.0+).
 
-    df = spark.read.format("paimon-row").load("/data/t")
-    df.write.format("paimon-row").mode("append").save("/data/t")    # or "overwrite"
+    df = spark.read.format("paimon-row").load("/w/db.db/t")         # a Paimon table
+    df.write.format("paimon-row").mode("append").save("/w/db.db/t")   # or "overwrite"
 
 Where the methods run: ``schema()``, ``reader()``,
 ``partitions()``, ``writer()``, ``commit()`` and ``abort()`` in short-lived
 Python workers of the driver; ``read()`` and ``write()`` in executor tasks.
 The reader and writer objects are pickled between them, so they hold only
-plain values (paths, schema text, option values) and open files in the task.
+plain values (paths, schema text, option values, pickled splits).
 
-Read options:
-  rowsPerPartition  rows per Spark partition (default 1000000): a partition
-                    is a run of whole blocks of one file
-  batchRows         rows per Arrow batch handed to Spark (default 65536)
-  paimonSchema      the Paimon schema of a bare ``.row`` file (the format
-                    stores none); otherwise the dataset's, or the Spark
-                    ``.schema(...)`` mapped to Paimon's canonical types
-  selection         rows to read: a file holding a serialized RoaringBitmap
-  deletionVector    rows to drop: the same. For a dataset, either option may
-                    be a JSON object {data file name or path: bitmap file};
-                    deletion vectors committed in the manifest always apply
-  rowNumbers        "true" adds columns ``_file`` (path) and ``_row`` (row
-                    number in the file), the keys for :func:`lookup`
+A path holding ``schema/schema-N`` is a Paimon table, read and written
+through pypaimon (:mod:`.tables`): the driver plans splits, a Spark
+partition is a group of splits, tasks read them; write tasks send pickled
+commit messages that the driver commits in one snapshot (or aborts).
 
-Write options: ``blockSize`` (bytes, default 65536), ``zstdLevel`` (default 1),
-``paimonSchema`` (the Paimon types to store, e.g. TIMESTAMP(3), VECTOR or
-BLOB, when Spark's canonical mapping is not wanted). Only modes ``append``
-and ``overwrite`` exist (Spark 4.3 rejects the others for Python sources).
+Table read options: ``snapshotId`` or ``tag`` (time travel),
+``bytesPerPartition`` (default 128 MiB of data files per Spark partition),
+``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables).
+Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
+user ``.schema(...)``; ``rowsPerPartition`` (default 1000000: a partition is
+a run of whole blocks of one file), ``batchRows`` (default 65536),
+``selection`` / ``deletionVector`` (a file holding a serialized
+RoaringBitmap, or a JSON object {file name or path: bitmap file}),
+``rowNumbers`` ("true" adds ``_file`` and ``_row``, the keys for
+:func:`lookup`).
+
+Write options (creating a table): ``partitionKeys``, ``primaryKeys``
+(comma-separated), ``bucket``, ``paimon.<key>`` (any Paimon table option),
+``paimonSchema`` (Paimon types to store, e.g. TIMESTAMP(3) or VECTOR). An
+existing table keeps its schema: the DataFrame's columns must match it.
+Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
+for Python sources).
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
 projection: Spark 4.3 offers Python sources no column pruning. There is no
-filter pushdown: ``.row`` files keep no statistics to prune with, and
-Spark 4.3.0 reuses a reader pruned for one query in later queries of the
-same DataFrame (see the module README section).
+filter pushdown: Spark 4.3.0 reuses a reader pruned for one query in later
+queries of the same DataFrame (see the README's Spark section).
 """
 from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -48,10 +52,10 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from .. import RowFileReader, RowFileWriter
-from ..errors import SchemaError
-from ..types import RowType, schema as parse_schema
-from . import dataset as ds
+from .. import RowFileReader
+from ..errors import DatasetError, SchemaError
+from ..types import DataField, RowType, schema as parse_schema
+from . import tables as tb
 from .types import (
     ArrowConverter, from_spark_schema, same_spark_type, spark_arrow_schema, to_spark_schema,
 )
@@ -60,6 +64,8 @@ FORMAT_NAME = "paimon-row"
 FILE_COLUMN, ROW_COLUMN = "_file", "_row"
 DEFAULT_ROWS_PER_PARTITION = 1_000_000
 DEFAULT_BATCH_ROWS = 65536
+DEFAULT_BYTES_PER_PARTITION = 128 << 20
+DATA_SUFFIX = ".row"
 
 
 def _flag(options, key: str) -> bool:
@@ -87,26 +93,19 @@ def load_bitmap(path: str):
         with open(path, "rb") as f:
             return BitMap.deserialize(f.read())
     except OSError as e:
-        raise ds.DatasetError(f"cannot read the bitmap file {path}: {e}") from None
+        raise DatasetError(f"cannot read the bitmap file {path}: {e}") from None
     except Exception as e:  # pyroaring raises ValueError/RuntimeError on bad bytes
-        raise ds.DatasetError(f"{path} is not a serialized RoaringBitmap: {e}") from None
+        raise DatasetError(f"{path} is not a serialized RoaringBitmap: {e}") from None
 
 
 # ---------------------------------------------------------------- sources
 
 @dataclass
-class SourceFile:
-    path: str                        # absolute path of a .row file
-    deletion_vector: str | None      # committed deletion vector, if any
-
-
-@dataclass
 class Sources:
-    """What a load() path names: the files to read and their Paimon schema
-    (None for a bare file whose schema must come from the user)."""
-    files: list[SourceFile]
-    schema: RowType | None
-    roots: list[str]                 # dataset directories, to resolve relative names
+    """What a load() path names: a Paimon table, or bare ``.row`` files
+    (a file, or a directory of them) whose schema comes from the user."""
+    table: str | None                # a Paimon table directory
+    files: list[str]                 # bare .row files (absolute paths)
 
     @classmethod
     def resolve(cls, options) -> "Sources":
@@ -116,43 +115,30 @@ class Sources:
             paths = [options["path"]]
         else:
             raise ValueError(f"{FORMAT_NAME}: give a path: load(path) or save(path)")
-        files, schemas, roots = [], [], []
+        paths = [os.path.abspath(_strip_file_scheme(p)) for p in paths]
+        tables = [p for p in paths if tb.is_table(p)]
+        if tables:
+            if len(paths) > 1:
+                raise ValueError(f"{FORMAT_NAME}: a Paimon table is read alone, not with other "
+                                 f"paths: {paths}")
+            return cls(tables[0], [])
+        files = []
         for p in paths:
-            p = os.path.abspath(_strip_file_scheme(p))
             if os.path.isdir(p):
-                d = ds.Dataset.open(p)
-                files += [SourceFile(d.file_path(e.name),
-                                     d.file_path(e.deletion_vector) if e.deletion_vector else None)
-                          for e in d.files]
-                schemas.append((p, d.schema))
-                roots.append(p)
+                found = sorted(os.path.join(p, n) for n in os.listdir(p)
+                               if n.endswith(DATA_SUFFIX) and not n.startswith("."))
+                if not found:
+                    raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "
+                                       f"schema/ directory) nor a directory of .row files")
+                files += found
             elif os.path.isfile(p):
-                parent = os.path.dirname(p)
-                owner = ds.Dataset.open(parent) if ds.Dataset.exists(parent) else None
-                entry = next((e for e in owner.files if owner.file_path(e.name) == p), None) \
-                    if owner else None
-                if owner is not None and entry is not None:
-                    # a file of a dataset: its schema and deletion vector
-                    files.append(SourceFile(p, owner.file_path(entry.deletion_vector)
-                                            if entry.deletion_vector else None))
-                    schemas.append((p, owner.schema))
-                    roots.append(parent)
-                else:
-                    files.append(SourceFile(p, None))
+                files.append(p)
             else:
                 raise FileNotFoundError(f"{FORMAT_NAME}: {p} does not exist")
-        explicit = options.get("paimonschema")
-        common: RowType | None
-        if explicit is not None:
-            common = _parse_paimon_schema(explicit)
-        else:
-            distinct = {str(s) for _, s in schemas}
-            if len(distinct) > 1:
-                raise SchemaError(f"{FORMAT_NAME}: the paths have different schemas: "
-                                  + "; ".join(f"{p}: [{s}]" for p, s in schemas))
-            bare = len(schemas) < len(paths)
-            common = schemas[0][1] if schemas and not bare else None
-        return cls(files, common, roots)
+        return cls(None, files)
+
+    def describe(self, options) -> str:
+        return self.table or options.get("path") or options.get("paths")
 
 
 def _strip_file_scheme(p: str) -> str:
@@ -199,24 +185,131 @@ class RowDataSource(DataSource):
 
     def schema(self):                     # only when the user gave no .schema(...)
         sources = Sources.resolve(self.options)
-        if sources.schema is None:
+        if sources.table is not None:
+            table = _open_for_read(sources.table, self.options)
+            spark_schema = to_spark_schema(tb.row_type(table))
+            if _flag(self.options, "rowids"):
+                _check_row_tracking(table, sources.table)
+                spark_schema = StructType(spark_schema.fields + [_row_id_field()])
+            return spark_schema
+        explicit = self.options.get("paimonschema")
+        if explicit is None:
             raise SchemaError(
-                f"{FORMAT_NAME}: {self.options.get('path') or self.options.get('paths')} is a bare "
-                f".row file, which stores no schema: pass .schema(...) or "
+                f"{FORMAT_NAME}: {sources.describe(self.options)} is a bare .row file (or a "
+                f"directory of them), which stores no schema: pass .schema(...) or "
                 f".option('paimonSchema', '<Paimon schema text>')")
-        spark_schema = to_spark_schema(sources.schema)
+        spark_schema = to_spark_schema(_parse_paimon_schema(explicit))
         if _flag(self.options, "rownumbers"):
             spark_schema = StructType(spark_schema.fields + _row_number_fields())
         return spark_schema
 
     def reader(self, schema: StructType):
-        return RowReader(self.options, schema)
+        sources = Sources.resolve(self.options)
+        if sources.table is not None:
+            return TableReader(self.options, schema, sources.table)
+        return RowReader(self.options, schema, sources)
 
     def writer(self, schema: StructType, overwrite: bool):
-        return RowWriter(self.options, schema, overwrite)
+        return TableWriter(self.options, schema, overwrite)
 
 
-# ---------------------------------------------------------------- read
+def _row_id_field() -> StructField:
+    return StructField(tb.ROW_ID, LongType(), False)
+
+
+def _check_row_tracking(table, path: str) -> None:
+    if not table.options.row_tracking_enabled():
+        raise SchemaError(f"{FORMAT_NAME}: {path} has no {tb.ROW_ID} column: the table was "
+                          f"not created with 'row-tracking.enabled' = 'true'")
+
+
+def _open_for_read(path: str, options):
+    snapshot = options.get("snapshotid")
+    if snapshot is not None:
+        try:
+            snapshot = int(snapshot)
+        except ValueError:
+            raise ValueError(f"option snapshotId must be an integer, got {snapshot!r}") from None
+    return tb.open_table(path, snapshot_id=snapshot, tag=options.get("tag"))
+
+
+def _requested_fields(schema: StructType, have: RowType, options, what: str,
+                      extra: tuple[str, ...]) -> list[StructField]:
+    """The data columns of the requested schema (``extra`` columns aside),
+    checked against the stored schema ``have``."""
+    data_fields = [f for f in schema.fields if f.name not in extra]
+    check_columns(StructType(data_fields), have,
+                  f"{FORMAT_NAME}: the requested schema does not fit {what}", subset=True)
+    for f in data_fields:
+        if not f.nullable and have[f.name].type.nullable:
+            raise SchemaError(f"{FORMAT_NAME}: column {f.name!r} is nullable in the stored "
+                              f"schema [{have}] but the requested schema says NOT NULL")
+    return data_fields
+
+
+# ---------------------------------------------------------------- read a Paimon table
+
+@dataclass
+class SplitGroup(InputPartition):
+    """pypaimon splits read by one Spark task (pickled: plain bytes)."""
+    splits: bytes
+    count: int
+
+
+class TableReader(DataSourceReader):
+    """A Paimon table: pypaimon plans on the driver, tasks read splits."""
+
+    def __init__(self, options, schema: StructType, path: str):
+        table = _open_for_read(path, options)
+        self.path = path
+        with_row_ids = tb.ROW_ID in schema.names
+        if with_row_ids:
+            _check_row_tracking(table, path)
+        _requested_fields(schema, tb.row_type(table), options, path,
+                          (tb.ROW_ID,) if with_row_ids else ())
+        self.columns = list(schema.names)
+        # Pin the snapshot planned now, so every task reads the same one.
+        self.snapshot_id = options.get("snapshotid")
+        self.tag = options.get("tag")
+        if self.snapshot_id is None and self.tag is None:
+            latest = tb.latest_snapshot_id(table)
+            self.snapshot_id = None if latest is None else str(latest)
+        self.spark_schema_json = schema.json()
+        self.bytes_per_partition = _int_option(options, "bytesperpartition",
+                                               DEFAULT_BYTES_PER_PARTITION)
+
+    def _table(self):
+        return tb.open_table(self.path, snapshot_id=None if self.snapshot_id is None
+                             else int(self.snapshot_id), tag=self.tag)
+
+    def partitions(self):                 # driver side, once per query
+        if self.snapshot_id is None and self.tag is None:
+            return []                     # a table with no snapshot yet: no rows
+        splits = tb.plan(self._table(), self.columns)
+        return [SplitGroup(pickle.dumps(g), len(g))
+                for g in tb.group_splits(splits, self.bytes_per_partition)]
+
+    def read(self, partition) -> Iterator[pa.RecordBatch]:   # executor side
+        if not isinstance(partition, SplitGroup):
+            return
+        spark_schema = StructType.fromJson(json.loads(self.spark_schema_json))
+        target = spark_arrow_schema(spark_schema)
+        splits = pickle.loads(partition.splits)
+        for batch in tb.read_batches(self._table(), splits, self.columns):
+            yield _to_spark_batch(batch, target)
+
+
+def _to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    arrays = []
+    for field in target:
+        arr = batch.column(field.name)
+        if not arr.type.equals(field.type):
+            arr = arr.cast(field.type, safe=False)   # nanoseconds truncate to Spark's micros
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+# ---------------------------------------------------------------- read bare .row files
 
 @dataclass
 class BlockRange(InputPartition):
@@ -229,20 +322,19 @@ class BlockRange(InputPartition):
 
 
 class RowReader(DataSourceReader):
-    def __init__(self, options, schema: StructType):
-        sources = Sources.resolve(options)
+    """Bare ``.row`` files: the schema comes from the user."""
+
+    def __init__(self, options, schema: StructType, sources: Sources):
         self.with_row_numbers = _flag(options, "rownumbers")
-        data_fields = [f for f in schema.fields
-                       if not (self.with_row_numbers and f.name in (FILE_COLUMN, ROW_COLUMN))]
-        file_schema = sources.schema
-        if file_schema is None:           # a bare file read with .schema(...)
-            file_schema = from_spark_schema(StructType(data_fields))
-        check_columns(StructType(data_fields), file_schema,
-                      f"{FORMAT_NAME}: the requested schema does not fit", subset=True)
-        for f in data_fields:
-            if not f.nullable and file_schema[f.name].type.nullable:
-                raise SchemaError(f"{FORMAT_NAME}: column {f.name!r} is nullable in the stored "
-                                  f"schema [{file_schema}] but the requested schema says NOT NULL")
+        explicit = options.get("paimonschema")
+        extra = (FILE_COLUMN, ROW_COLUMN) if self.with_row_numbers else ()
+        if explicit is not None:
+            file_schema = _parse_paimon_schema(explicit)
+        else:
+            file_schema = from_spark_schema(StructType([f for f in schema.fields
+                                                         if f.name not in extra]))
+        data_fields = _requested_fields(schema, file_schema, options,
+                                        sources.describe(options), extra)
         self.spark_schema_json = schema.json()
         self.file_schema = str(file_schema)
         self.columns = [f.name for f in data_fields]
@@ -250,10 +342,10 @@ class RowReader(DataSourceReader):
         self.rows_per_partition = _int_option(options, "rowsperpartition",
                                               DEFAULT_ROWS_PER_PARTITION)
         self.batch_rows = _int_option(options, "batchrows", DEFAULT_BATCH_ROWS)
-        self.selections = self._bitmap_option(options, "selection", sources)
-        self.deletion_vectors = self._bitmap_option(options, "deletionvector", sources)
+        self.selections = self._bitmap_option(options, "selection")
+        self.deletion_vectors = self._bitmap_option(options, "deletionvector")
 
-    def _bitmap_option(self, options, key: str, sources: Sources) -> dict[str, str]:
+    def _bitmap_option(self, options, key: str) -> dict[str, str]:
         """{data file path: bitmap file path} from a path (one file) or a
         JSON object keyed by file name or path."""
         value = options.get(key)
@@ -262,29 +354,26 @@ class RowReader(DataSourceReader):
         if value.lstrip().startswith("{"):
             out = {}
             for name, bitmap in json.loads(value).items():
-                matches = [f.path for f in self.files if f.path == os.path.abspath(name)
-                           or any(f.path == os.path.join(r, name) for r in sources.roots)]
+                matches = [f for f in self.files if f == os.path.abspath(name)
+                           or os.path.basename(f) == name]
                 if not matches:
-                    raise ds.DatasetError(f"option {key}: {name!r} is not one of the files read")
+                    raise DatasetError(f"option {key}: {name!r} is not one of the files read")
                 out[matches[0]] = os.path.abspath(bitmap)
             return out
         if len(self.files) != 1:
             raise ValueError(f"option {key}: a single bitmap path needs a single file, but "
                              f"{len(self.files)} are read; use a JSON object per file")
-        return {self.files[0].path: os.path.abspath(value)}
+        return {self.files[0]: os.path.abspath(value)}
 
     def partitions(self):                 # driver side, once per query
         schema = parse_schema(self.file_schema)
         parts = []
-        for f in self.files:
-            selection = self.selections.get(f.path)
-            vector = self.deletion_vectors.get(f.path) or f.deletion_vector
-            if f.path in self.deletion_vectors and f.deletion_vector:
-                raise ds.DatasetError(f"{f.path} has a committed deletion vector; the "
-                                      f"deletionVector option cannot replace it")
+        for path in self.files:
+            selection = self.selections.get(path)
+            vector = self.deletion_vectors.get(path)
             sel_bm = load_bitmap(selection) if selection else None
             dv_bm = load_bitmap(vector) if vector else None
-            with RowFileReader(f.path, schema, cache_bytes=0) as r:
+            with RowFileReader(path, schema, cache_bytes=0) as r:
                 starts = r.block_index.row_starts.tolist() + [r.num_rows]
             first = 0
             for b in range(1, len(starts)):
@@ -296,7 +385,7 @@ class RowReader(DataSourceReader):
                     continue              # nothing selected: the blocks are never read
                 if dv_bm is not None and dv_bm.range_cardinality(lo, hi) == hi - lo:
                     continue
-                parts.append(BlockRange(f.path, lo, hi, selection, vector))
+                parts.append(BlockRange(path, lo, hi, selection, vector))
         return parts                      # [] -> Spark runs one InputPartition(None)
 
     def read(self, partition) -> Iterator[pa.RecordBatch]:   # executor side
@@ -331,76 +420,88 @@ class RowReader(DataSourceReader):
                 yield pa.RecordBatch.from_arrays([data[f.name] for f in target], schema=target)
 
 
-# ---------------------------------------------------------------- write
+# ---------------------------------------------------------------- write a Paimon table
 
 @dataclass
-class StagedMessage(WriterCommitMessage):  # pickled from a task to the driver
-    staged: ds.StagedFile
+class TableMessage(WriterCommitMessage):  # pickled from a task to the driver
+    messages: bytes                       # pickled pypaimon CommitMessages
 
 
-class RowWriter(DataSourceArrowWriter):
+def _key_list(options, key: str) -> list[str]:
+    value = options.get(key)
+    return [k.strip() for k in value.split(",") if k.strip()] if value else []
+
+
+class TableWriter(DataSourceArrowWriter):
+    """Writes a Paimon table: tasks write data files with pypaimon's table
+    writer and send their commit messages; the driver commits them all in
+    one snapshot, or aborts them (deleting the files)."""
+
     def __init__(self, options, schema: StructType, overwrite: bool):
         # Runs once on the driver. The object is then pickled to every task
-        # and used again for commit()/abort(): self.job is the job id everywhere.
+        # and used again for commit()/abort().
         if "path" not in options:
             raise ValueError(f"{FORMAT_NAME}: save(path) needs a path")
         self.path = os.path.abspath(_strip_file_scheme(options["path"]))
         if os.path.isfile(self.path):
-            raise ds.DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
-                                  f"dataset directory")
+            raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
+                               f"Paimon table directory")
         self.overwrite = overwrite
-        self.job = ds.new_job_id()
-        self.block_size = _int_option(options, "blocksize", 65536)
-        self.zstd_level = int(options.get("zstdlevel", "1"))
-        self.schema = str(self._paimon_schema(options, schema))
-
-    def _paimon_schema(self, options, schema: StructType) -> RowType:
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
+        if tb.is_table(self.path):
+            table = tb.open_table(self.path)
+            # Appends and overwrites keep the table's schema (Paimon changes
+            # schemas with ALTER TABLE, not with a write).
+            check_columns(schema, tb.row_type(table), what, subset=False)
+        else:
+            if os.path.isdir(self.path) and any(n.endswith(DATA_SUFFIX)
+                                                for n in os.listdir(self.path)):
+                raise DatasetError(f"{what}: it holds .row files but is not a Paimon table")
+            table = tb.create_table(self.path, self._new_schema(options, schema),
+                                    partition_keys=_key_list(options, "partitionkeys"),
+                                    primary_keys=_key_list(options, "primarykeys"),
+                                    options=self._table_options(options))
+
+    def _new_schema(self, options, schema: StructType) -> RowType:
         explicit = options.get("paimonschema")
-        if explicit is not None:
+        if explicit is None:
+            row_type = from_spark_schema(schema)
+        else:
             row_type = _parse_paimon_schema(explicit)
-            check_columns(schema, row_type, f"{what}: the DataFrame does not fit paimonSchema",
-                          subset=False)
-            return row_type
-        if ds.Dataset.exists(self.path):
-            current = ds.Dataset.open(self.path).schema
+            check_columns(schema, row_type, f"{FORMAT_NAME}: the DataFrame does not fit "
+                          f"paimonSchema", subset=False)
+        primary = set(_key_list(options, "primarykeys")) | set(_key_list(options,
+                                                                         "partitionkeys"))
+        # Paimon's keys are NOT NULL; Spark marks most columns nullable.
+        return RowType(fields=tuple(
+            f if f.name not in primary else DataField(f.name, f.type.copy(nullable=False))
+            for f in row_type.fields), top_level=True)
+
+    def _table_options(self, options) -> dict[str, str]:
+        out = {k[len("paimon."):]: v for k, v in options.items() if k.startswith("paimon.")}
+        if "bucket" in options:
+            out["bucket"] = options["bucket"]
+        if _key_list(options, "primarykeys"):
+            bucket = out.get("bucket")
             try:
-                check_columns(schema, current, what, subset=False)
-                return current            # keeps Paimon-only types (TIMESTAMP(3), BLOB, ...)
-            except SchemaError:
-                if not self.overwrite:
-                    raise
-        elif os.path.isdir(self.path) and any(n.endswith(ds.DATA_SUFFIX)
-                                              for n in os.listdir(self.path)):
-            raise ds.DatasetError(f"{what}: it holds .row files but no {ds.MANIFEST}; "
-                                  f"it is not a rowformat dataset")
-        return from_spark_schema(schema)
+                ok = bucket is not None and int(bucket) > 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"{FORMAT_NAME}: a primary-key table written by Spark needs a fixed number "
+                    f"of buckets: .option('bucket', N) with N > 0 (got {bucket!r}); dynamic "
+                    f"buckets would let two tasks put one key into two buckets")
+        return out
 
     def write(self, iterator: Iterator[pa.RecordBatch]):   # one call per task
-        from pyspark import TaskContext
-        ctx = TaskContext.get()
-        assert ctx is not None, "write() runs inside a Spark task"
-        pid, attempt = ctx.partitionId(), ctx.attemptNumber()
-        tmpdir = ds.temporary_dir(self.path, self.job)
-        os.makedirs(tmpdir, exist_ok=True)
-        tmp = os.path.join(tmpdir, f"part-{pid:05d}-{attempt}{ds.DATA_SUFFIX}")
-        # RowFileWriter writes under a temporary name and renames on close:
-        # a failing task (or a failing upstream stage) leaves no file behind.
-        row_type = parse_schema(self.schema)
-        with RowFileWriter(tmp, row_type, block_size=self.block_size,
-                           zstd_level=self.zstd_level) as w:
-            for batch in iterator:
-                w.write(batch)
-            rows = w.num_rows
-        if ds.job_aborted(self.path, self.job):   # finished after the job's abort
-            os.remove(tmp)
-            ds.vacuum(self.path)
-        return StagedMessage(ds.StagedFile(tmp, f"part-{pid:05d}-{self.job}{ds.DATA_SUFFIX}",
-                                           rows))
+        table = tb.open_table(self.path)
+        return TableMessage(tb.write_batches(table, iterator, self.overwrite))
 
     def commit(self, messages):
-        staged = [m.staged for m in messages if m is not None]
-        ds.commit(self.path, parse_schema(self.schema), staged, self.job, self.overwrite)
+        table = tb.open_table(self.path)
+        tb.commit(table, [m.messages for m in messages if m is not None], self.overwrite)
 
     def abort(self, messages):            # messages of failed tasks are None
-        ds.abort(self.path, self.job)
+        table = tb.open_table(self.path)
+        tb.abort(table, [m.messages for m in messages if m is not None])

@@ -1,5 +1,6 @@
-"""Rows by row number inside Spark UDFs.
+"""Rows by ``_ROW_ID`` or by row number inside Spark UDFs.
 
+    looked = lookup_row_ids(ids, "/data/db.db/t", ["name"])       # by _ROW_ID
     looked = lookup(df, "_file", "_row", ["name", "score"])       # mapInArrow
     fetch = lookup_udf(["name"], schema="/data/t")               # arrow_udf
     df.select(fetch("_file", "_row").alias("hit"))
@@ -12,8 +13,8 @@ reader (footer, block index, block cache) serves every later batch, task and
 query of that worker. A function defined in ``__main__`` or a notebook would
 be pickled by value, with a fresh empty cache each time.
 
-Committed data files are immutable (job ids in their names), which is what
-makes caching readers by path safe.
+Paimon's data files are immutable (unique names), which is what makes
+caching readers by path safe.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from .. import RowFileReader
 from ..arrow_types import as_row_type
 from ..errors import SchemaError
 from ..types import RowType, schema as parse_schema
-from . import dataset as ds
+from . import tables as tb
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
 READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
@@ -50,7 +51,6 @@ def open_reader(path: str, schema_text: str) -> RowFileReader:
         if r is not None:
             _readers.move_to_end(key)
             return r
-    _check_file_schema(path, schema_text)
     r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES)
     with _lock:
         if key in _readers:          # another thread opened it meanwhile
@@ -71,22 +71,34 @@ def clear_readers() -> None:
             _readers.popitem()[1].close()
 
 
-def _check_file_schema(path: str, schema_text: str) -> None:
-    """A file of a dataset must be read with the dataset's schema: decoding
-    with another schema would misread the bytes."""
-    parent = os.path.dirname(path)
-    if ds.Dataset.exists(parent):
-        stored = ds.Dataset.open(parent).schema
-        if stored != parse_schema(schema_text):
-            raise SchemaError(f"{path}: the lookup schema [{schema_text}] is not the schema "
-                              f"[{stored}] of its dataset {parent}")
-
-
 def resolve_schema(schema) -> RowType:
-    """A RowType, Paimon schema text, or a dataset directory (its schema)."""
+    """A RowType, Paimon schema text, or the directory of a Paimon append
+    table (its data files hold exactly the table's columns)."""
     if isinstance(schema, str) and os.path.isdir(schema):
-        return ds.Dataset.open(schema).schema
+        return _table_file_schema(schema)
     return as_row_type(schema)
+
+
+def _table_file_schema(path: str) -> RowType:
+    table = tb.open_table(path)
+    if table.primary_keys:
+        raise SchemaError(f"{path} is a primary-key table: its data files hold key and system "
+                          f"columns besides the table's, and a key may be in several files; "
+                          f"look rows up by _ROW_ID or by (file, row) of bare files")
+    return tb.row_type(table)
+
+
+def _table_root(path: str) -> str | None:
+    """The Paimon table directory a data file belongs to (the nearest
+    ancestor holding ``schema/``), or None."""
+    d = os.path.dirname(path)
+    while True:
+        if tb.is_table(d):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 class Fetcher:
@@ -202,20 +214,20 @@ def _schema_from_data(df, path_col):
     if not first:
         raise SchemaError(f"lookup: column {path_col!r} holds no path to take a schema from; "
                           f"pass schema=")
-    parent = os.path.dirname(first[0][0])
-    if not ds.Dataset.exists(parent):
-        raise SchemaError(f"lookup: {first[0][0]} is not in a dataset directory, so it has no "
+    root = _table_root(first[0][0])
+    if root is None:
+        raise SchemaError(f"lookup: {first[0][0]} is not in a Paimon table, so it has no "
                           f"stored schema; pass schema= (Paimon schema text)")
-    return ds.Dataset.open(parent).schema
+    return _table_file_schema(root)
 
 
 def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = ""):
     """``df`` with the rows at (``df[path_col]``, ``df[row_col]``) appended
     as columns (``prefix`` + name), through ``mapInArrow``.
 
-    ``schema``: the files' Paimon schema (RowType, text) or a dataset
-    directory; by default the dataset holding the first path in ``df`` (one
-    small Spark job). ``columns``: the columns to fetch (default all)."""
+    ``schema``: the files' Paimon schema (RowType, text) or a Paimon append
+    table directory; by default the table holding the first path in ``df``
+    (one small Spark job). ``columns``: the columns to fetch (default all)."""
     row_type = _schema_from_data(df, path_col) if schema is None else resolve_schema(schema)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
@@ -238,6 +250,126 @@ def lookup_udf(columns=None, *, schema):
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
     return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields)
+
+
+# ---------------------------------------------------------------- by _ROW_ID
+
+class RowIdRouter:
+    """The data files of one snapshot of a row-tracking table, by their
+    ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
+    Picklable: numpy arrays and a list of paths."""
+
+    def __init__(self, first_ids, counts, paths: list[str]):
+        order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
+        self.first = np.asarray(first_ids, np.int64)[order]
+        self.counts = np.asarray(counts, np.int64)[order]
+        self.paths = [paths[i] for i in order]
+
+    @classmethod
+    def from_table(cls, table, path: str) -> "RowIdRouter":
+        if not table.options.row_tracking_enabled():
+            raise SchemaError(f"{path} has no _ROW_ID: the table was not created with "
+                              f"'row-tracking.enabled' = 'true'")
+        if table.primary_keys:
+            raise SchemaError(f"{path} is a primary-key table; _ROW_ID lookups need an "
+                              f"append table")
+        schema_id = table.table_schema.id
+        first, counts, paths = [], [], []
+        for split in tb.plan(table):
+            if any(d is not None for d in (split.data_deletion_files or [])):
+                raise SchemaError(f"{path}: the snapshot has deletion vectors, which _ROW_ID "
+                                  f"lookups do not apply yet; read the table instead")
+            for f in split.files:
+                if f.first_row_id is None:
+                    raise SchemaError(f"{path}: data file {f.file_name} has no _ROW_ID range "
+                                      f"(written before row tracking was enabled?)")
+                if f.schema_id != schema_id or f.write_cols is not None:
+                    raise SchemaError(f"{path}: data file {f.file_name} was written with "
+                                      f"another schema or a subset of the columns; _ROW_ID "
+                                      f"lookups need files of the table's current schema")
+                first.append(f.first_row_id)
+                counts.append(f.row_count)
+                p = f.external_path or f.file_path
+                paths.append(p[len("file:"):] if p.startswith("file:") else p)
+        router = cls(first, counts, paths)
+        ends = router.first + router.counts
+        if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
+            raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "
+                              f"table); _ROW_ID lookups need one file per row")
+        return router
+
+    def route(self, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
+        """(paths, row numbers): nulls for a null id or one of no file."""
+        n = len(ids)
+        valid = np.ones(n, bool)
+        if ids.null_count:
+            valid &= ~np.asarray(ids.is_null().to_numpy(zero_copy_only=False))
+        values = np.asarray(ids.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False),
+                            np.int64)
+        k = np.searchsorted(self.first, values, side="right") - 1
+        inside = valid & (k >= 0)
+        kk = np.where(inside, k, 0)
+        if len(self.first):
+            inside &= values < self.first[kk] + self.counts[kk]
+        else:
+            inside[:] = False
+        codes = pa.array(np.where(inside, kk, 0).astype(np.int32), mask=~inside)
+        paths = pa.DictionaryArray.from_arrays(codes, pa.array(self.paths or [""], pa.string()))
+        rows = pa.array(np.where(inside, values - self.first[kk] if len(self.first) else 0, 0),
+                        pa.int64(), mask=~inside)
+        return paths.cast(pa.string()), rows
+
+
+class RowIdBatches:
+    """The mapInArrow function of :func:`lookup_row_ids`."""
+
+    def __init__(self, router: RowIdRouter, fetcher: Fetcher, id_col: str, out_names: list[str]):
+        self.router = router
+        self.fetcher = fetcher
+        self.id_col = id_col
+        self.out_names = out_names
+
+    def __call__(self, batches):
+        for b in batches:
+            paths, rows = self.router.route(b.column(self.id_col))
+            fetched = self.fetcher.fetch(paths, rows)
+            yield pa.RecordBatch.from_arrays(list(b.columns) + fetched,
+                                             names=b.schema.names + self.out_names)
+
+
+def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
+                   prefix: str = "", snapshot_id: int | None = None):
+    """``df`` with the rows of the Paimon table at ``table`` whose
+    ``_ROW_ID`` is ``df[row_id_col]`` appended as columns (``prefix`` +
+    name); nulls for a null id or one the snapshot does not hold.
+
+    The table needs ``row-tracking.enabled``. The driver routes ids to data
+    files through the snapshot's file metadata (each file's first row id
+    and row count), and each id is one block read of its file
+    (``RowFileReader.take``, through the worker's cached readers). Reads the
+    latest snapshot, or ``snapshot_id``."""
+    from pyspark.sql.types import StructField, StructType
+    path = os.path.abspath(table)
+    t = tb.open_table(path, snapshot_id=snapshot_id)
+    if snapshot_id is None:
+        latest = tb.latest_snapshot_id(t)
+        if latest is not None:       # pin it: the plan and the files read agree
+            t = tb.open_table(path, snapshot_id=latest)
+    router = RowIdRouter.from_table(t, path)
+    row_type = tb.row_type(t)
+    columns = list(row_type.names if columns is None else columns)
+    fields = _spark_fields(row_type, columns)
+    if row_id_col not in df.columns:
+        raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
+    out_names = [prefix + c for c in columns]
+    clash = set(out_names) & set(df.columns)
+    if clash:
+        raise SchemaError(f"lookup_row_ids: columns {sorted(clash)} exist in the input; "
+                          f"pass prefix=")
+    out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
+                                                for o, f in zip(out_names, fields.fields)])
+    fetcher = Fetcher(row_type, columns, fields.json())
+    return df.mapInArrow(RowIdBatches(router, fetcher, row_id_col, out_names), out_schema)
 
 
 class _CallableModule(types.ModuleType):

@@ -22,7 +22,7 @@ MULTISET<T>                       MapType(T, IntegerType, valueContainsNull=Fals
 ROW<...>                          StructType (NOT NULL -> nullable=False)
 ================================  =============================================
 
-Spark -> Paimon (writing a new dataset) is the inverse with the canonical
+Spark -> Paimon (creating a table) is the inverse with the canonical
 choice: StringType -> STRING, CharType(n) -> CHAR(n), VarcharType(n) ->
 VARCHAR(n), BinaryType -> BYTES, TimestampType -> TIMESTAMP(6) WITH LOCAL TIME
 ZONE, TimestampNTZType -> TIMESTAMP(6), TimeType(p) -> TIME(p), MapType -> MAP,

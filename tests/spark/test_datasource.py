@@ -1,32 +1,65 @@
-"""The paimon-row data source: partitions, projection, bare files,
-selections and deletion vectors, append/overwrite, failed jobs."""
-import json
+"""The paimon-row data source on real Paimon tables (pypaimon on the other
+side): reads with time travel, partitioned and primary-key tables, writes
+and their commit protocol; and bare .row files read with a given schema."""
 import os
+import threading
 
+import pyarrow as pa
 import pytest
 from pyroaring import BitMap
 
 import rowformat
 import rowformat.spark
-from rowformat.spark import dataset as ds
+from rowformat.spark import tables as tb
 
 FORMAT = "paimon-row"
 N = 3000
 
 
+def snapshot_ids(path):
+    return sorted(s.id for s in tb.open_table(path).snapshot_manager().list_snapshots())
+
+
+def stock_read(path, columns=None):
+    """Every row of the table, read by stock pypaimon (no rowformat acceleration)."""
+    from pypaimon.table.file_store_table import FileStoreTable
+    import rowformat.paimon
+    assert not rowformat.paimon.is_accelerated()
+    table = FileStoreTable.from_path(path)
+    rb = table.new_read_builder()
+    if columns:
+        rb = rb.with_projection(columns)
+    return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+
+def stock_write(table, data: pa.Table, overwrite=False):
+    wb = table.new_batch_write_builder()
+    if overwrite:
+        wb = wb.overwrite()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(data)
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+
+
+def rows(df, order="id"):
+    return [tuple(r) for r in df.orderBy(order).collect()]
+
+
 @pytest.fixture(scope="module")
 def table(spark, tmp_path_factory):
-    """N rows in 2 files with small blocks (many blocks per file)."""
-    path = str(tmp_path_factory.mktemp("t") / "table")
+    """N rows written by Spark in 2 tasks: an append table, 2 data files."""
+    path = str(tmp_path_factory.mktemp("t") / "db.db" / "events")
     df = spark.range(0, N, 1, 2).selectExpr(
         "id", "case when id % 7 = 0 then null else concat('name-', id) end as name",
         "cast(id * 2 as int) as twice")
-    df.write.format(FORMAT).option("blockSize", 2048).mode("overwrite").save(path)
+    df.write.format(FORMAT).mode("append").save(path)
     return path
 
 
-def ids(df):
-    return [r.id for r in df.collect()]
+def expected(i):
+    return (i, None if i % 7 == 0 else f"name-{i}", i * 2)
 
 
 def test_registered_automatically_and_by_register(spark, table):
@@ -36,52 +69,36 @@ def test_registered_automatically_and_by_register(spark, table):
     assert spark.read.format("PAIMON-ROW").load(table).count() == N
 
 
-def test_dataset_layout(table):
-    d = ds.Dataset.open(table)
-    assert d.num_rows == N and len(d.files) == 2
-    assert str(d.schema) == "id BIGINT NOT NULL, name STRING, twice INT NOT NULL"
-    with open(os.path.join(table, "schema", "schema-0")) as f:
-        doc = json.load(f)
-    assert doc["fields"][2] == {"id": 2, "name": "twice", "type": "INT NOT NULL"}
-    assert sorted(os.listdir(table)) == sorted(["_manifest.json", "schema"] +
-                                               [e.name for e in d.files])
+def test_a_spark_write_is_a_paimon_table(table):
+    t = tb.open_table(table)
+    assert t.options.options.to_map()["file.format"] == "row"
+    assert str(tb.row_type(t)) == "id BIGINT NOT NULL, name STRING, twice INT NOT NULL"
+    assert snapshot_ids(table) == [1]                       # one commit for both tasks
+    files = [n for n in os.listdir(os.path.join(table, "bucket-0"))]
+    assert len(files) == 2 and all(n.startswith("data-") and n.endswith(".row") for n in files)
+    # Stock pypaimon reads what Spark wrote, row for row.
+    got = stock_read(table).sort_by("id")
+    assert [tuple(r.values()) for r in got.to_pylist()] == [expected(i) for i in range(N)]
 
 
 def test_values_and_nulls(spark, table):
-    rows = spark.read.format(FORMAT).load(table).orderBy("id").collect()
-    assert [tuple(r) for r in rows] == [
-        (i, None if i % 7 == 0 else f"name-{i}", i * 2) for i in range(N)]
+    assert rows(spark.read.format(FORMAT).load(table)) == [expected(i) for i in range(N)]
 
 
-@pytest.mark.parametrize("rows_per_partition", [1, 500, 10**9])
-def test_partitions_are_block_ranges(spark, table, rows_per_partition):
-    df = spark.read.format(FORMAT).option("rowsPerPartition", rows_per_partition).load(table)
-    files = ds.Dataset.open(table).files
-    blocks = []
-    for e in files:
-        with rowformat.RowFileReader(os.path.join(table, e.name), ds.Dataset.open(table).schema) as r:
-            blocks.append(r.num_blocks)
-            assert r.num_blocks > 3
-    parts = df.rdd.glom().map(lambda rows: [r.id for r in rows]).collect()
-    if rows_per_partition == 1:
-        assert len(parts) == sum(blocks)            # one block each
-    elif rows_per_partition == 10**9:
-        assert len(parts) == len(files)             # one file each
-    else:
-        assert len(files) < len(parts) < sum(blocks)
-        assert sum(len(p) < 500 for p in parts) <= len(files)     # only each file's last
-    # Every row exactly once, in file order inside each partition.
-    flat = [i for p in parts for i in p]
-    assert sorted(flat) == list(range(N))
-    assert all(p == sorted(p) for p in parts)
+def test_spark_partitions_are_groups_of_splits(spark, table):
+    one_each = spark.read.format(FORMAT).option("bytesPerPartition", 1).load(table)
+    splits = tb.plan(tb.open_table(table))
+    assert one_each.rdd.getNumPartitions() == len(splits)
+    together = spark.read.format(FORMAT).load(table)
+    assert together.rdd.getNumPartitions() == 1
+    assert sorted(r.id for r in one_each.collect()) == list(range(N))
 
 
 def test_projection_by_user_schema(spark, table):
     df = spark.read.format(FORMAT).schema("twice int, name string").load(table)
     assert df.columns == ["twice", "name"]
-    rows = df.where("twice < 30").orderBy("twice").collect()
-    assert [tuple(r) for r in rows] == [
-        (i * 2, None if i % 7 == 0 else f"name-{i}") for i in range(15)]
+    got = [tuple(r) for r in df.where("twice < 30").orderBy("twice").collect()]
+    assert got == [(i * 2, None if i % 7 == 0 else f"name-{i}") for i in range(15)]
 
 
 def test_user_schema_errors_name_the_column(spark, table):
@@ -91,7 +108,165 @@ def test_user_schema_errors_name_the_column(spark, table):
         spark.read.format(FORMAT).schema("nope int").load(table).collect()
 
 
-def test_bare_file(spark, tmp_path):
+def test_time_travel_by_snapshot_and_tag(spark, tmp_path):
+    path = str(tmp_path / "tt")
+    spark.range(5).write.format(FORMAT).mode("append").save(path)
+    tb.open_table(path).create_tag("first", snapshot_id=1)
+    spark.range(5, 8).write.format(FORMAT).mode("append").save(path)
+    assert spark.read.format(FORMAT).load(path).count() == 8
+    assert spark.read.format(FORMAT).option("snapshotId", 1).load(path).count() == 5
+    assert spark.read.format(FORMAT).option("snapshotId", "2").load(path).count() == 8
+    assert spark.read.format(FORMAT).option("tag", "first").load(path).count() == 5
+    with pytest.raises(Exception, match="no snapshot 9"):
+        spark.read.format(FORMAT).option("snapshotId", 9).load(path).collect()
+
+
+def test_partitioned_table_from_stock_pypaimon(spark, tmp_path):
+    """Written by stock pypaimon (fixed buckets, partitions), read by Spark."""
+    from pypaimon import Schema
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    from pypaimon.schema.schema_manager import SchemaManager
+    path = str(tmp_path / "db.db" / "parts")
+    schema = pa.schema([("id", pa.int64()), ("day", pa.string()), ("v", pa.float64())])
+    SchemaManager(FileIO.get(path, Options({})), path).create_table(Schema.from_pyarrow_schema(
+        schema, partition_keys=["day"], options={"file.format": "row", "bucket": "3",
+                                                 "bucket-key": "id"}))
+    t = tb.open_table(path)
+    data = pa.table({"id": list(range(500)), "day": [f"d{i % 4}" for i in range(500)],
+                     "v": [i / 4 for i in range(500)]}, schema=schema)
+    stock_write(t, data)
+    assert sorted(os.listdir(path)) == ["day=d0", "day=d1", "day=d2", "day=d3", "manifest",
+                                        "schema", "snapshot"]
+    df = spark.read.format(FORMAT).load(path)
+    assert rows(df) == [(i, f"d{i % 4}", i / 4) for i in range(500)]
+    assert {r.day: r.n for r in df.groupBy("day").agg({"*": "count"})
+            .withColumnRenamed("count(1)", "n").collect()} == {f"d{k}": 125 for k in range(4)}
+
+
+def test_partitioned_table_from_spark(spark, tmp_path):
+    path = str(tmp_path / "sp")
+    df = spark.range(0, 400, 1, 2).selectExpr("id", "cast(id % 3 as string) as part",
+                                             "concat('v', id) as v")
+    df.write.format(FORMAT).option("partitionKeys", "part").mode("append").save(path)
+    t = tb.open_table(path)
+    assert t.partition_keys == ["part"]
+    assert {n for n in os.listdir(path) if n.startswith("part=")} == {"part=0", "part=1", "part=2"}
+    got = stock_read(path).sort_by("id").to_pylist()
+    assert [(r["id"], r["part"], r["v"]) for r in got] == [(i, str(i % 3), f"v{i}")
+                                                           for i in range(400)]
+    assert rows(spark.read.format(FORMAT).load(path)) == [(i, str(i % 3), f"v{i}")
+                                                          for i in range(400)]
+
+
+def test_primary_key_table_merges(spark, tmp_path):
+    path = str(tmp_path / "pk")
+    base = spark.range(0, 300, 1, 2).selectExpr("id", "'old' as v", "id * 10 as n")
+    writer = base.write.format(FORMAT).option("primaryKeys", "id").option("bucket", "2")
+    writer.mode("append").save(path)
+    t = tb.open_table(path)
+    assert t.primary_keys == ["id"] and str(tb.row_type(t)).startswith("id BIGINT NOT NULL")
+    # Upserts: ids 0..49 updated, 300..309 new.
+    spark.range(0, 50).union(spark.range(300, 310)).selectExpr("id", "'new' as v", "-id as n") \
+        .write.format(FORMAT).mode("append").save(path)
+    want = [(i, "new", -i) if i < 50 or i >= 300 else (i, "old", i * 10) for i in range(310)]
+    assert rows(spark.read.format(FORMAT).load(path)) == want
+    # Stock pypaimon merges the same way.
+    got = stock_read(path).sort_by("id").to_pylist()
+    assert [(r["id"], r["v"], r["n"]) for r in got] == want
+    # A primary-key table needs fixed buckets.
+    with pytest.raises(Exception, match="needs a fixed number of buckets"):
+        base.write.format(FORMAT).option("primaryKeys", "id").mode("append") \
+            .save(str(tmp_path / "pk2"))
+
+
+def test_append_overwrite_and_schema_errors(spark, tmp_path):
+    path = str(tmp_path / "ao")
+    spark.range(10).selectExpr("id", "'a' as s").write.format(FORMAT).mode("append").save(path)
+    spark.range(10, 15).selectExpr("id", "'b' as s").write.format(FORMAT).mode("append").save(path)
+    assert rows(spark.read.format(FORMAT).load(path)) == \
+        [(i, "a") for i in range(10)] + [(i, "b") for i in range(10, 15)]
+    assert snapshot_ids(path) == [1, 2]
+    # Columns in another order are matched by name.
+    spark.range(15, 16).selectExpr("'c' as s", "id").write.format(FORMAT).mode("append").save(path)
+    assert spark.read.format(FORMAT).load(path).count() == 16
+
+    # Appending another schema fails, naming the column, and commits nothing.
+    with pytest.raises(Exception, match=r"SchemaError.*column 's' is string .*not bigint"):
+        spark.range(3).selectExpr("id", "id as s").write.format(FORMAT).mode("append").save(path)
+    with pytest.raises(Exception, match=r"column 'extra' .*|no column 'extra'"):
+        spark.range(3).selectExpr("id", "'x' as s", "1 as extra").write.format(FORMAT) \
+            .mode("append").save(path)
+    assert snapshot_ids(path) == [1, 2, 3]
+
+    # Overwrite replaces the rows in one snapshot.
+    spark.range(3).selectExpr("id", "'z' as s").write.format(FORMAT).mode("overwrite").save(path)
+    assert rows(spark.read.format(FORMAT).load(path)) == [(0, "z"), (1, "z"), (2, "z")]
+    assert snapshot_ids(path)[-1] == 4
+    # Older snapshots still read their rows.
+    assert spark.read.format(FORMAT).option("snapshotId", 3).load(path).count() == 16
+    # An empty overwrite leaves an empty table with its schema.
+    spark.range(0).selectExpr("id", "'z' as s").write.format(FORMAT).mode("overwrite").save(path)
+    back = spark.read.format(FORMAT).load(path)
+    assert back.count() == 0 and back.columns == ["id", "s"]
+
+
+def test_a_failing_task_leaves_the_table_unchanged(spark, tmp_path):
+    from pyspark.sql.functions import udf
+
+    path = str(tmp_path / "fail")
+    spark.range(0, 100, 1, 2).write.format(FORMAT).mode("append").save(path)
+    before = snapshot_ids(path)
+
+    def data_files():
+        return sorted(n for _, _, names in os.walk(path) for n in names if n.endswith(".row"))
+    files = data_files()
+
+    @udf("long")
+    def explode_at_150(i):
+        if i == 150:
+            raise ValueError("boom at 150")
+        return i
+
+    bad = spark.range(100, 200, 1, 2).select(explode_at_150("id").alias("id"))
+    with pytest.raises(Exception, match="boom at 150"):
+        bad.write.format(FORMAT).mode("append").save(path)
+    assert snapshot_ids(path) == before
+    assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == list(range(100))
+    # The failed task removed its own files, abort() those of the task that
+    # succeeded: no new data file is left behind.
+    assert data_files() == files
+
+
+def test_concurrent_appends_keep_every_row(spark, tmp_path):
+    path = str(tmp_path / "conc")
+    spark.range(0).write.format(FORMAT).mode("append").save(path)     # create the table
+    errors = []
+
+    def append(k):
+        try:
+            # The JVM thread behind a new Python thread has no active session,
+            # and Spark looks Python data sources up in the active one.
+            spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+            spark.range(k * 1000, k * 1000 + 1000, 1, 2).write.format(FORMAT) \
+                .mode("append").save(path)
+        except Exception as e:          # pragma: no cover - reported below
+            errors.append(str(e)[:3000])
+
+    threads = [threading.Thread(target=append, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == \
+        list(range(3000))
+    assert len(snapshot_ids(path)) >= 3
+
+
+# ---------------------------------------------------------------- bare .row files
+
+def test_bare_file_and_directory(spark, tmp_path):
     path = str(tmp_path / "bare.row")
     with rowformat.RowFileWriter(path, "k INT NOT NULL, ts TIMESTAMP(3), v STRING") as w:
         w.write_rows([(1, None, "a"), (2, None, None), (3, None, "c")])
@@ -101,11 +276,13 @@ def test_bare_file(spark, tmp_path):
     df = spark.read.format(FORMAT).option(
         "paimonSchema", "k INT NOT NULL, ts TIMESTAMP(3), v STRING").load(path)
     assert [tuple(r) for r in df.collect()] == [(1, None, "a"), (2, None, None), (3, None, "c")]
-    plain = str(tmp_path / "plain.row")
-    with rowformat.RowFileWriter(plain, "k INT, v STRING") as w:
-        w.write_rows([(1, "x"), (None, "y")])
-    df = spark.read.format(FORMAT).schema("k int, v string").load(plain)
-    assert [tuple(r) for r in df.collect()] == [(1, "x"), (None, "y")]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for k in range(2):
+        with rowformat.RowFileWriter(str(folder / f"f{k}.row"), "k INT, v STRING") as w:
+            w.write_rows([(k, "x"), (None, "y")])
+    df = spark.read.format(FORMAT).schema("k int, v string").load(str(folder))
+    assert [tuple(r) for r in df.collect()] == [(0, "x"), (None, "y"), (1, "x"), (None, "y")]
 
 
 def _bitmap_file(path, rows):
@@ -135,96 +312,15 @@ def test_selection_and_deletion_vector_on_a_bare_file(spark, tmp_path):
     assert {(r.i, r._row) for r in alive.where("i in (4, 6)").collect()} == {(4, 4), (6, 6)}
 
 
-def test_committed_deletion_vectors(spark, table, tmp_path):
-    path = str(tmp_path / "copy")
-    spark.read.format(FORMAT).load(table).write.format(FORMAT).mode("append").save(path)
-    d = ds.Dataset.open(path)
-    first = d.files[0]
-    with rowformat.RowFileReader(d.file_path(first.name), d.schema) as r:
-        doomed = [r.get(k)[0] for k in (0, 1, 10)]
-    ds.set_deletion_vectors(path, {first.name: BitMap([0, 1, 10])})
-    left = ids(spark.read.format(FORMAT).load(path))
-    assert sorted(left) == sorted(set(range(N)) - set(doomed))
-    # Per-file JSON option on top of the committed vectors: a selection.
-    sel = _bitmap_file(tmp_path / "sel.bin", [0, 2, 3])
-    got = spark.read.format(FORMAT).option("selection", json.dumps({first.name: sel})) \
-        .option("rowNumbers", "true").load(path).where(f"_file like '%{first.name}'")
-    assert sorted(r._row for r in got.collect()) == [2, 3]
-    ds.set_deletion_vectors(path, {first.name: None})
-    assert spark.read.format(FORMAT).load(path).count() == N
-    assert not [n for n in os.listdir(path) if n.startswith("dv-")]
-
-
-def test_append_and_overwrite(spark, tmp_path):
-    path = str(tmp_path / "ao")
-    spark.range(10).selectExpr("id", "'a' as s").write.format(FORMAT).mode("append").save(path)
-    spark.range(10, 15).selectExpr("id", "'b' as s").write.format(FORMAT).mode("append").save(path)
-    df = spark.read.format(FORMAT).load(path)
-    assert [tuple(r) for r in df.orderBy("id").collect()] == \
-        [(i, "a") for i in range(10)] + [(i, "b") for i in range(10, 15)]
-    assert ds.Dataset.open(path).snapshot == 2
-    old_files = {e.name for e in ds.Dataset.open(path).files}
-
-    # Appending another schema fails and changes nothing.
-    with pytest.raises(Exception, match="column 's' is string .*not bigint"):
-        spark.range(3).selectExpr("id", "id as s").write.format(FORMAT).mode("append").save(path)
-    assert spark.read.format(FORMAT).load(path).count() == 15
-
-    # Overwrite replaces the rows (and here the schema too).
-    spark.range(3).selectExpr("id", "id * 1.5 as x").write.format(FORMAT) \
-        .mode("overwrite").save(path)
-    d = ds.Dataset.open(path)
-    assert str(d.schema) == "id BIGINT NOT NULL, x DECIMAL(23, 1) NOT NULL" and d.schema_id == 1
-    assert [tuple(r) for r in spark.read.format(FORMAT).load(path).orderBy("id").collect()] == \
-        [(0, 0), (1, 1.5), (2, 3)]
-    assert not old_files & set(os.listdir(path))          # unreferenced files removed
-
-    # An empty overwrite leaves an empty dataset that still has its schema.
-    spark.range(0).selectExpr("id", "id * 1.5 as x").write.format(FORMAT) \
-        .mode("overwrite").save(path)
-    back = spark.read.format(FORMAT).load(path)
-    assert back.count() == 0 and back.columns == ["id", "x"]
-
-
-def test_a_failing_task_leaves_the_dataset_unchanged(spark, tmp_path):
-    from pyspark.sql.functions import udf
-
-    path = str(tmp_path / "fail")
-    spark.range(0, 100, 1, 2).write.format(FORMAT).mode("append").save(path)
-    with open(os.path.join(path, ds.MANIFEST), "rb") as f:
-        manifest = f.read()
-    listing = sorted(os.listdir(path))
-
-    @udf("long")
-    def explode_at_150(i):
-        if i == 150:
-            raise ValueError("boom at 150")
-        return i
-
-    bad = spark.range(100, 200, 1, 2).select(explode_at_150("id").alias("id"))
-    with pytest.raises(Exception, match="boom at 150"):
-        bad.write.format(FORMAT).mode("append").save(path)
-    with open(os.path.join(path, ds.MANIFEST), "rb") as f:
-        assert f.read() == manifest
-    assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == list(range(100))
-    # The other task may finish after the abort; its file is discarded, and
-    # vacuum() removes whatever such late tasks left in _temporary.
-    ds.vacuum(path)
-    assert sorted(n for n in os.listdir(path) if n != ds.TEMPORARY) == listing
-    tmp = os.path.join(path, ds.TEMPORARY)
-    # Only the job's tombstone is left (kept a while for tasks still running).
-    assert all(n.startswith(ds.ABORTED_PREFIX) for n in os.listdir(tmp))
-
-
-def test_abort_tombstone_and_vacuum(tmp_path):
-    path = str(tmp_path / "v")
-    os.makedirs(ds.temporary_dir(path, "job1"))
-    ds.abort(path, "job1")
-    assert ds.job_aborted(path, "job1")
-    # A late task of job1 recreates its directory and leaves a file: vacuum removes it.
-    os.makedirs(ds.temporary_dir(path, "job1"))
-    open(os.path.join(ds.temporary_dir(path, "job1"), "part-0.row"), "wb").close()
-    os.makedirs(ds.temporary_dir(path, "job2"))       # a running job: kept
-    removed = ds.vacuum(path)
-    assert removed == [ds.temporary_dir(path, "job1")]
-    assert os.path.isdir(ds.temporary_dir(path, "job2"))
+@pytest.mark.parametrize("rows_per_partition", [1, 10**9])
+def test_bare_file_partitions_are_block_ranges(spark, tmp_path, rows_per_partition):
+    path = str(tmp_path / "blocks.row")
+    with rowformat.RowFileWriter(path, "i BIGINT NOT NULL", block_size=512) as w:
+        w.write_rows([(i,) for i in range(2000)])
+    with rowformat.RowFileReader(path, "i BIGINT NOT NULL") as r:
+        blocks = r.num_blocks
+    assert blocks > 3
+    df = spark.read.format(FORMAT).option("paimonSchema", "i BIGINT NOT NULL") \
+        .option("rowsPerPartition", rows_per_partition).load(path)
+    assert df.rdd.getNumPartitions() == (blocks if rows_per_partition == 1 else 1)
+    assert sorted(r.i for r in df.collect()) == list(range(2000))

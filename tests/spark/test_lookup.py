@@ -1,10 +1,13 @@
-"""Row lookups by row number inside Spark (mapInArrow and arrow_udf)."""
+"""Row lookups inside Spark: by (file, row number) (mapInArrow and
+arrow_udf) and by _ROW_ID of a row-tracking Paimon table."""
+import os
+
 import pyarrow as pa
 import pytest
 
 import rowformat
-from rowformat.spark import dataset as ds
 from rowformat.spark import lookup as lk
+from rowformat.spark import tables as tb
 
 FORMAT = "paimon-row"
 SCHEMA = "id BIGINT NOT NULL, name STRING, tags ARRAY<STRING>"
@@ -16,17 +19,19 @@ def expected(i):
 
 @pytest.fixture(scope="module")
 def table(spark, tmp_path_factory):
+    """An append table written by Spark (2 data files), and (file, row) -> id."""
     path = str(tmp_path_factory.mktemp("lk") / "table")
     rows = [expected(i) for i in range(2000)]
     spark.createDataFrame(rows, "id long not null, name string, tags array<string>") \
-        .repartition(2).write.format(FORMAT).option("blockSize", 1024).mode("append").save(path)
+        .repartition(2).write.format(FORMAT).mode("append").save(path)
     # (file, row) -> id, straight from the files
-    d = ds.Dataset.open(path)
+    bucket = os.path.join(path, "bucket-0")
     where = {}
-    for e in d.files:
-        with rowformat.RowFileReader(d.file_path(e.name), d.schema) as r:
+    for name in os.listdir(bucket):
+        with rowformat.RowFileReader(os.path.join(bucket, name), SCHEMA) as r:
             for k, i in enumerate(r.read(["id"]).column(0).to_pylist()):
-                where[(d.file_path(e.name), k)] = i
+                where[(os.path.join(bucket, name), k)] = i
+    assert len({f for f, _ in where}) == 2
     return path, where
 
 
@@ -55,15 +60,16 @@ def test_lookup_schema_from_the_data_and_prefix(spark, table):
     df = spark.createDataFrame(keys, "_file string, id long")
     with pytest.raises(Exception, match=r"columns \['id'\] exist in the input; pass prefix="):
         lk.lookup(df, "_file", "id")
-    out = lk.lookup(df, "_file", "id", prefix="hit_")     # schema: the file's dataset
+    out = lk.lookup(df, "_file", "id", prefix="hit_")     # schema: the file's table
     assert out.columns == ["_file", "id", "hit_id", "hit_name", "hit_tags"]
     assert [tuple(r)[2:] for r in out.collect()] == [expected(where[k]) for k in keys]
 
 
 def test_lookup_after_read_with_row_numbers(spark, table):
     path, _ = table
-    hits = spark.read.format(FORMAT).option("rowNumbers", "true").load(path) \
-        .where("id % 97 = 3").select("_file", "_row", "id")
+    # The table's data files read as bare .row files, with their row numbers.
+    hits = spark.read.format(FORMAT).option("paimonSchema", SCHEMA).option("rowNumbers", "true") \
+        .load(os.path.join(path, "bucket-0")).where("id % 97 = 3").select("_file", "_row", "id")
     out = lk.lookup(hits, "_file", "_row", ["id", "name"], prefix="x_")
     rows = out.collect()
     assert len(rows) == len([i for i in range(2000) if i % 97 == 3])
@@ -111,6 +117,71 @@ def test_reader_cache_is_bounded(tmp_path, monkeypatch):
     fetcher.fetch(pa.array([paths[2]]), pa.array([0]))         # still open: cached
     assert lk.stats["opened"] - before["opened"] == 3
     lk.clear_readers()
+
+
+@pytest.fixture(scope="module")
+def tracked(spark, tmp_path_factory):
+    """A row-tracking append table: two appends by Spark, 4 data files."""
+    path = str(tmp_path_factory.mktemp("rid") / "tracked")
+    for lo, hi in ((0, 1200), (1200, 2000)):
+        spark.createDataFrame([expected(i) for i in range(lo, hi)],
+                              "id long not null, name string, tags array<string>") \
+            .repartition(2).write.format(FORMAT).option("paimon.row-tracking.enabled", "true") \
+            .mode("append").save(path)
+    return path
+
+
+def test_read_with_row_ids(spark, tracked):
+    df = spark.read.format(FORMAT).option("rowIds", "true").load(tracked)
+    assert df.columns == ["id", "name", "tags", "_ROW_ID"]
+    got = df.select("_ROW_ID").collect()
+    assert sorted(r[0] for r in got) == list(range(2000))     # dense: 0 .. n-1
+    with pytest.raises(Exception, match="row-tracking"):
+        spark.read.format(FORMAT).option("rowIds", "true").load(_untracked(spark, tracked))
+
+
+def _untracked(spark, tracked):
+    path = tracked + "-plain"
+    if not tb.is_table(path):
+        spark.range(3).write.format(FORMAT).mode("append").save(path)
+    return path
+
+
+def test_lookup_by_row_id_equals_a_filtered_read(spark, tracked):
+    full = spark.read.format(FORMAT).option("rowIds", "true").load(tracked)
+    by_id = {r["_ROW_ID"]: (r.id, r.name, r.tags) for r in full.collect()}
+    ids = list(range(0, 2000, 37))[::-1] + [5, 5, 1999, 2000, 10**9, -1, None]
+    df = spark.createDataFrame([(i,) for i in ids], "_ROW_ID long").repartition(3)
+    out = lk.lookup_row_ids(df, tracked, ["id", "name", "tags"], prefix="hit_")
+    assert out.columns == ["_ROW_ID", "hit_id", "hit_name", "hit_tags"]
+    got = {}
+    for r in out.collect():
+        got.setdefault(r[0], set()).add((r.hit_id, r.hit_name, tuple(r.hit_tags or ()) if
+                                         r.hit_tags is not None else None))
+    for i in ids:
+        want = by_id.get(i)
+        want = (None, None, None) if want is None else \
+            (want[0], want[1], tuple(want[2]) if want[2] is not None else None)
+        assert got[i] == {want}, i
+    # The same through a filtered full read.
+    wanted = [i for i in ids if i is not None and 0 <= i < 2000]
+    filtered = full.where(full["_ROW_ID"].isin(wanted)).select("_ROW_ID", "id", "name").collect()
+    assert {(r[0], r.id, r.name) for r in filtered} == \
+        {(i, by_id[i][0], by_id[i][1]) for i in wanted}
+    # Errors: no such column, a table without row tracking.
+    with pytest.raises(rowformat.SchemaError, match="no column 'rid'"):
+        lk.lookup_row_ids(df.withColumnRenamed("_ROW_ID", "x"), tracked, row_id_col="rid")
+    with pytest.raises(rowformat.SchemaError, match="row-tracking"):
+        lk.lookup_row_ids(df, _untracked(spark, tracked))
+
+
+def test_row_id_router_routes_ranges():
+    router = lk.RowIdRouter([10, 0, 25], [15, 10, 5], ["b", "a", "c"])
+    paths, rows = router.route(pa.array([0, 9, 10, 24, 25, 29, 30, -1, None], pa.int64()))
+    assert paths.to_pylist() == ["a", "a", "b", "b", "c", "c", None, None, None]
+    assert rows.to_pylist() == [0, 9, 0, 14, 0, 4, None, None, None]
+    empty = lk.RowIdRouter([], [], [])
+    assert empty.route(pa.array([0, None], pa.int64()))[0].to_pylist() == [None, None]
 
 
 def _spark_json(ddl):

@@ -1,0 +1,294 @@
+"""Paimon tables by path, through pypaimon: open (with time travel), create,
+plan, read, write and commit. Pure Python over pypaimon; no pyspark.
+
+A table is a directory with ``schema/schema-N`` files (Paimon's layout:
+``snapshot/``, ``manifest/``, ``[partition dirs/]bucket-K/data-*``), written
+by any engine. It is opened with ``FileStoreTable.from_path``, so it needs
+no catalog; a table created here is what a filesystem catalog would create
+at that path (``W/<db>.db/<table>`` is readable through a catalog on ``W``).
+
+Reads and writes of ``.row`` data files go through rowformat when
+:func:`acceleration` can turn it on (``rowformat.paimon.accelerated``), else
+through stock pypaimon.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+from typing import Any, Iterable, Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import schema_json
+from ..errors import DatasetError, SchemaError
+from ..types import RowType
+
+SCHEMA_DIR = "schema"
+ROW_ID = "_ROW_ID"
+
+
+# ---------------------------------------------------------------- the seam
+
+def acceleration():
+    """A context manager under which pypaimon reads and writes ``.row``
+    data files with rowformat's reader and writer; a no-op when
+    ``rowformat.paimon`` cannot accelerate this pypaimon."""
+    try:
+        from .. import paimon as rp
+    except ImportError:
+        return contextlib.nullcontext()
+    try:
+        rp._check_version()
+    except rp.PaimonIntegrationError:
+        return contextlib.nullcontext()
+    return _Guarded(rp.accelerated())
+
+
+class _Guarded:
+    """``rowformat.paimon.accelerated()``, falling back to stock pypaimon
+    when the patches cannot be applied (a pypaimon not shaped as expected)."""
+
+    def __init__(self, cm):
+        self.cm = cm
+        self.entered = False
+
+    def __enter__(self):
+        from .. import paimon as rp
+        try:
+            self.cm.__enter__()
+            self.entered = True
+        except rp.PaimonIntegrationError:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        if self.entered:
+            return self.cm.__exit__(*exc)
+        return False
+
+
+# ---------------------------------------------------------------- tables
+
+def is_table(path: str) -> bool:
+    """A Paimon table directory: it has ``schema/schema-<n>`` files."""
+    schema_dir = os.path.join(path, SCHEMA_DIR)
+    return os.path.isdir(schema_dir) and any(
+        n.startswith("schema-") and n[7:].isdigit() for n in os.listdir(schema_dir))
+
+
+def _import_pypaimon():
+    try:
+        from pypaimon.table.file_store_table import FileStoreTable
+    except ImportError as e:
+        raise ModuleNotFoundError(
+            "reading and writing Paimon tables needs pypaimon: pip install 'rowformat[spark]'",
+            name="pypaimon") from e
+    return FileStoreTable
+
+
+def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
+    """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
+    ``tag``, the table as of that snapshot (its schema and files)."""
+    FileStoreTable = _import_pypaimon()
+    if not is_table(path):
+        raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
+    table = FileStoreTable.from_path(path)
+    if snapshot_id is not None and tag is not None:
+        raise ValueError("give either a snapshot id or a tag, not both")
+    if snapshot_id is not None:
+        if table.snapshot_manager().get_snapshot_by_id(int(snapshot_id)) is None:
+            raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")
+        table = table.copy({"scan.snapshot-id": str(int(snapshot_id))})
+    elif tag is not None:
+        if not table.tag_manager().tag_exists(tag):
+            raise DatasetError(f"{path}: there is no tag {tag!r}")
+        table = table.copy({"scan.tag-name": tag})
+    return table
+
+
+def row_type(table) -> RowType:
+    """The table's columns as a rowformat RowType."""
+    return schema_json.loads([f.to_dict() for f in table.fields])
+
+
+def arrow_schema(table) -> pa.Schema:
+    """The Arrow schema pypaimon reads and writes the table's rows with."""
+    from pypaimon.schema.data_types import PyarrowFieldParser
+    return PyarrowFieldParser.from_paimon_schema(table.fields)
+
+
+def latest_snapshot_id(table) -> int | None:
+    snap = table.snapshot_manager().get_latest_snapshot()
+    return None if snap is None else snap.id
+
+
+def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = (),
+                 primary_keys: Iterable[str] = (), options: dict[str, str] | None = None):
+    """Creates the table at ``path`` (``file.format=row`` unless ``options``
+    say otherwise) and returns it; when another writer created it
+    meanwhile, returns that one."""
+    _import_pypaimon()
+    from pypaimon import Schema
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    from pypaimon.schema.data_types import DataField
+    from pypaimon.schema.schema_manager import SchemaManager
+
+    partition_keys, primary_keys = list(partition_keys), list(primary_keys)
+    for kind, keys in (("partition", partition_keys), ("primary", primary_keys)):
+        for k in keys:
+            if k not in schema.names:
+                raise SchemaError(f"{kind} key {k!r} is not a column; the columns are "
+                                  f"{list(schema.names)}")
+    opts = {"file.format": "row", **(options or {})}
+    fields = [DataField.from_dict(j) for j in schema_json.to_json_fields(schema)]
+    file_io = FileIO.get(path, Options({}))
+    manager = SchemaManager(file_io, path)
+    try:
+        manager.create_table(Schema(fields=fields, partition_keys=partition_keys,
+                                    primary_keys=primary_keys, options=opts))
+    except RuntimeError:
+        if not is_table(path):      # not the "schema exists" race: a real failure
+            raise
+    return open_table(path)
+
+
+# ---------------------------------------------------------------- planning and reading
+
+def plan(table, columns: list[str] | None = None) -> list[Any]:
+    """The table's splits (pypaimon's scan of the table's snapshot)."""
+    rb = table.new_read_builder()
+    if columns is not None:
+        rb = rb.with_projection(columns)
+    return list(rb.new_scan().plan().splits())
+
+
+def split_bytes(split) -> int:
+    return sum(int(f.file_size or 0) for f in split.files)
+
+
+def group_splits(splits: list[Any], target_bytes: int, open_cost: int = 4 << 20) -> list[list[Any]]:
+    """Splits packed, in order, into groups of about ``target_bytes`` (each
+    split weighs its files' bytes plus ``open_cost`` per file)."""
+    groups: list[list[Any]] = []
+    size = 0
+    for s in splits:
+        weight = split_bytes(s) + open_cost * max(1, len(s.files))
+        if groups and size + weight <= target_bytes:
+            groups[-1].append(s)
+            size += weight
+        else:
+            groups.append([s])
+            size = weight
+    return groups
+
+
+def read_batches(table, splits: list[Any], columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """The rows of ``splits`` (merged, deletion vectors applied, as pypaimon
+    reads them), ``columns`` only."""
+    if not splits:
+        return
+    rb = table.new_read_builder().with_projection(list(columns))
+    with acceleration():
+        reader = rb.new_read().to_arrow_batch_reader(splits)
+        try:
+            for batch in reader:
+                if batch.num_rows:
+                    yield batch
+        finally:
+            close = getattr(reader, "close", None)
+            if close is not None:
+                close()
+
+
+# ---------------------------------------------------------------- writing
+
+def write_builder(table, overwrite: bool):
+    wb = table.new_batch_write_builder()
+    return wb.overwrite() if overwrite else wb
+
+
+def write_batches(table, batches: Iterable[pa.RecordBatch], overwrite: bool) -> bytes:
+    """Writes ``batches`` (columns named as the table's, any order, Arrow
+    types castable to the table's) as new data files and returns the
+    pickled pypaimon commit messages; nothing is visible until they are
+    committed. On failure the files written so far are removed."""
+    target = arrow_schema(table)
+    w = write_builder(table, overwrite).new_write()
+    try:
+        with acceleration():
+            for batch in batches:
+                if batch.num_rows:
+                    w.write_arrow_batch(conform_batch(batch, target))
+            messages = w.prepare_commit()
+    except BaseException:
+        try:
+            w.abort()
+        finally:
+            w.close()
+        raise
+    w.close()
+    return pickle.dumps(messages)
+
+
+def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    arrays = []
+    for field in target:
+        arr = batch.column(field.name)
+        if not arr.type.equals(field.type):
+            try:
+                if pa.types.is_fixed_size_list(field.type) and (
+                        pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+                    arr = _list_to_fixed(arr, field.type)
+                else:
+                    arr = arr.cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaError(f"column {field.name!r}: cannot store {arr.type} values as "
+                                  f"{field.type}: {e}") from None
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _list_to_fixed(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """list -> fixed_size_list (a VECTOR column). Arrow's own cast crashes
+    on null lists (pyarrow 2x), so the child array is rebuilt here."""
+    import numpy as np
+    n = target.list_size
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+    lengths = np.asarray(pc.list_value_length(arr).fill_null(n).to_numpy(zero_copy_only=False))
+    if (lengths != n).any():
+        bad = int(np.flatnonzero(lengths != n)[0])
+        raise pa.ArrowInvalid(f"row {bad} has {lengths[bad]} elements, not {n}")
+    values = arr.flatten()                  # the elements of the valid lists, in order
+    rank = np.cumsum(valid) - 1
+    idx = np.where(valid[:, None], rank[:, None] * n + np.arange(n)[None, :], len(values))
+    child = pa.concat_arrays([values, pa.nulls(1, values.type)]).take(pa.array(idx.ravel()))
+    child = child.cast(target.value_type)
+    return pa.FixedSizeListArray.from_arrays(child, type=target,
+                                             mask=pa.array(~valid) if not valid.all() else None)
+
+
+def commit(table, pickled: Iterable[bytes], overwrite: bool) -> None:
+    """Commits the messages of every task in one snapshot."""
+    messages = [m for p in pickled for m in pickle.loads(p)]
+    c = write_builder(table, overwrite).new_commit()
+    try:
+        c.commit(messages)
+    finally:
+        c.close()
+
+
+def abort(table, pickled: Iterable[bytes]) -> None:
+    """Deletes the files of uncommitted messages."""
+    messages = [m for p in pickled for m in pickle.loads(p)]
+    if not messages:
+        return
+    c = table.new_batch_write_builder().new_commit()
+    try:
+        c.abort(messages)
+    finally:
+        c.close()
