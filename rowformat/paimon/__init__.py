@@ -67,7 +67,7 @@ _LOCK = threading.RLock()
 _explicit = False               # accelerate() turned it on
 _depth = 0                      # open accelerated() blocks
 _patches: list[tuple[Any, str, Any, Any]] | None = None   # (owner, name, stock, ours) when on
-_reader_class: type | None = None
+_reader_class: Any = None
 
 _READER_PARAMS = ["self", "file_io", "file_path", "read_fields", "full_fields",
                   "push_down_predicate", "batch_size", "row_indices"]
@@ -122,7 +122,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
     row_writer = _import("pypaimon.write.writer.format_row_writer")
     local = _import("pypaimon.filesystem.local_file_io")
 
-    stock_reader = getattr(row_reader, "FormatRowReader", None)
+    stock_reader: Any = getattr(row_reader, "FormatRowReader", None)
     _expect(isinstance(stock_reader, type), "no FormatRowReader class in "
             "pypaimon.read.reader.format_row_reader")
     _expect(getattr(split_read, "FormatRowReader", None) is stock_reader,
@@ -134,7 +134,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
             and callable(getattr(stock_reader, "close", None)),
             "FormatRowReader lacks read_arrow_batch()/close()")
 
-    stock_writer = getattr(row_writer, "FormatRowWriter", None)
+    stock_writer: Any = getattr(row_writer, "FormatRowWriter", None)
     _expect(isinstance(stock_writer, type) and stock_writer.__module__ == row_writer.__name__,
             "pypaimon.write.writer.format_row_writer.FormatRowWriter is not pypaimon's "
             "(another patch?)")
@@ -144,7 +144,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
             "FormatRowWriter lacks write_table()")
 
     file_io_cls = local.LocalFileIO
-    stock_write_row = file_io_cls.__dict__.get("write_row")
+    stock_write_row: Any = file_io_cls.__dict__.get("write_row")
     _expect(inspect.isfunction(stock_write_row)
             and stock_write_row.__module__ == local.__name__,
             "LocalFileIO.write_row is not pypaimon's (another patch?)")
@@ -157,7 +157,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
             module = importlib.import_module(module_name)
         except ImportError:
             continue          # a FileIO whose dependencies are missing writes nothing
-        fn = getattr(getattr(module, cls_name, None), "write_row", None)
+        fn: Any = getattr(getattr(module, cls_name, None), "write_row", None)
         _expect(fn is not None and _params(fn) == _WRITE_ROW_PARAMS,
                 f"{cls_name}.write_row has another signature")
         try:
