@@ -73,6 +73,13 @@ class KeyDecodeError(CorruptFileError, ValueError):
     """MAP key bytes of a .blob payload that do not decode to the key type."""
 
 
-# -- Spark datasets ----------------------------------------------------------------
+# -- pypaimon and Spark ------------------------------------------------------------
+class PaimonIntegrationError(RowFormatError):
+    """pypaimon is missing, of an untested version, or not shaped as
+    rowformat.paimon expects (a patched attribute is missing, has another
+    signature, or was replaced by someone else)."""
+
+
 class DatasetError(RowFormatError):
-    """A dataset directory is missing, malformed or used inconsistently."""
+    """A path given to the Spark source is neither a Paimon table nor .row
+    files, or an option names something that is not there."""

@@ -49,18 +49,12 @@ import inspect
 import threading
 from typing import Any, Iterator
 
-from ..errors import RowFormatError
+from ..errors import PaimonIntegrationError
 
 TESTED_VERSIONS = frozenset({"2.1.0"})
 
 __all__ = ["accelerate", "restore", "accelerated", "is_accelerated", "PaimonIntegrationError",
            "TESTED_VERSIONS"]
-
-
-class PaimonIntegrationError(RowFormatError):
-    """pypaimon is missing, of an untested version, or not shaped as
-    rowformat.paimon expects (a patched attribute is missing, has another
-    signature, or was replaced by someone else)."""
 
 
 _LOCK = threading.RLock()
