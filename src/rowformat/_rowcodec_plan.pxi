@@ -32,30 +32,57 @@ cdef enum Kind:
 # Node of its plan points to it), in bits, as placeholders are counted. A row
 # first spends its own credit (left), then draws from the reserve that all
 # rows of the call share, at most room in all: a row never adds more than
-# max_row_size bytes.
-ctypedef struct Budget:
-    int64_t left        # credit left to the current row (may go negative: then draw)
-    int64_t room        # what the row may still draw from the reserve
-    int64_t drawn       # what it drew so far (given back if the row fails)
-    int64_t *reserve    # the call's reserve (bits), shared by threads (atomic); NULL: no limit
-
-
+# max_row_size bytes. The drawing is C, kept out of line (and off the
+# decode loops' registers): only a row past its credit calls it.
 cdef extern from *:
     """
-    /* Adds v to *p atomically (the reserve is shared by a call's decoding
-       threads); returns the new value. */
+    typedef struct {
+        int64_t left;       /* credit left to the current row (may go negative: then draw) */
+        int64_t room;       /* what the row may still draw from the reserve */
+        int64_t drawn;      /* what it drew so far (given back if the row fails) */
+        int64_t *reserve;   /* the call's reserve (bits), shared by threads; NULL: no limit */
+    } rf_budget;
+
     #if defined(_MSC_VER) && !defined(__clang__)
     #include <intrin.h>
+    #define RF_COLD __declspec(noinline)
+    /* Adds v to *p atomically; returns the new value. */
     static inline int64_t rf_atomic_add(int64_t *p, int64_t v) {
         return _InterlockedExchangeAdd64((volatile __int64 *) p, v) + v;
     }
     #else
+    #define RF_COLD __attribute__((noinline, cold))
     static inline int64_t rf_atomic_add(int64_t *p, int64_t v) {
         return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
     }
     #endif
+
+    /* The row's credit is spent: draws the shortfall from the call's reserve.
+       Returns 0, e_row when the row would pass max_row_size, or e_call when
+       the reserve cannot cover it. */
+    RF_COLD static int rf_budget_draw(rf_budget *b, int e_row, int e_call) {
+        int64_t need = -b->left;
+        if (need > b->room)
+            return e_row;
+        if (b->reserve != NULL && rf_atomic_add(b->reserve, -need) < 0) {
+            rf_atomic_add(b->reserve, need);
+            return e_call;
+        }
+        b->room -= need;
+        b->drawn += need;
+        b->left = 0;
+        return 0;
+    }
     """
+    ctypedef struct rf_budget:
+        int64_t left
+        int64_t room
+        int64_t drawn
+        int64_t *reserve
     int64_t rf_atomic_add(int64_t *p, int64_t v) noexcept nogil
+    int rf_budget_draw(rf_budget *b, int e_row, int e_call) noexcept nogil
+
+ctypedef rf_budget Budget
 
 
 # The plan: one Node per type in the schema tree.
@@ -291,28 +318,14 @@ cdef int64_t plan_costs(Node *n, Budget *budget) noexcept nogil:
 
 cdef inline int charge_empty(Node *c) noexcept nogil:
     """Charges one null placeholder of c to the row's budget, before it is
-    appended: one subtraction while the row's own credit lasts."""
+    appended: one subtraction while the row's own credit lasts; then
+    rf_budget_draw (E_EXPAND_LIMIT past max_row_size, E_EXPAND_CALL when the
+    call's reserve is used up)."""
     cdef Budget *b = c.budget
     if b != NULL:
         b.left -= c.empty_cost
         if b.left < 0:
-            return budget_draw(b)
-    return 0
-
-
-cdef int budget_draw(Budget *b) noexcept nogil:
-    """The row's credit is spent: draws the shortfall from the call's
-    reserve. E_EXPAND_LIMIT when the row would pass max_row_size,
-    E_EXPAND_CALL when the reserve cannot cover it."""
-    cdef int64_t need = -b.left
-    if need > b.room:
-        return E_EXPAND_LIMIT
-    if b.reserve != NULL and rf_atomic_add(b.reserve, -need) < 0:
-        rf_atomic_add(b.reserve, need)
-        return E_EXPAND_CALL
-    b.room -= need
-    b.drawn += need
-    b.left = 0
+            return rf_budget_draw(b, E_EXPAND_LIMIT, E_EXPAND_CALL)
     return 0
 
 
