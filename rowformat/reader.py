@@ -100,8 +100,11 @@ class RowFileReader:
     Options: ``cache_bytes`` is the LRU block cache budget (0 disables it);
     ``max_block_size`` bounds the uncompressed size any block may declare,
     checked before anything is allocated; ``max_row_size`` bounds a row's
-    bytes (from the block's offset array, before decoding) and the Arrow
-    placeholders its nulls may expand to (both raise LimitExceededError).
+    bytes (from the block's offset array, before decoding), the Arrow
+    placeholders nulls expand to beyond what the rows' bytes pay for (per
+    row, and together for the rows of one read/take/iter_batches call) and
+    the Python objects of get(); all raise LimitExceededError before
+    allocating (the rule: docs/errors.md, "Limits"). 0 means no limit.
     ``threads`` pool threads each read, decompress and decode a unit of rows
     for read(), take() and iter_batches() (default: the core count); readers
     with the same ``threads`` share one pool.
@@ -308,16 +311,18 @@ class RowFileReader:
             yield unit
 
     def _decode_unit(self, unit, positions) -> pa.RecordBatch:
-        """Reads, decompresses and decodes one unit; runs on a pool thread
-        with its own decoder (the GIL is released in ZSTD and the decoder)."""
+        """Reads, decompresses and decodes one unit (its segments and the
+        call's placeholder reserve); runs on a pool thread with its own
+        decoder (the GIL is released in ZSTD and the decoder)."""
+        segments, reserve = unit
         dec = self._decoder(positions)
-        for b, local, start, stop in unit:
+        for b, local, start, stop in segments:
             block = self.block(b, cache=False)
             try:
                 if local is None:
-                    dec.decode(block, None, start, stop)
+                    dec.decode(block, None, start, stop, reserve)
                 else:
-                    dec.decode(block, local[start:stop])
+                    dec.decode(block, local[start:stop], reserve=reserve)
             except RowDecodeError as e:
                 raise self._decode_error(b, e) from None
         return dec.finish()
@@ -334,11 +339,16 @@ class RowFileReader:
         """Batches of exactly ``batch_size`` rows (the last may be shorter) of
         ``rows`` (sorted row numbers, a step-1 range, or None for all). With
         threads > 1, units are decoded on the pool, ``ahead`` (default: threads)
-        at a time, so memory holds ahead + 1 batches whatever the file size."""
+        at a time, so memory holds ahead + 1 batches whatever the file size.
+        One call, one placeholder reserve: the Arrow placeholders that rows'
+        nulls add beyond what their bytes pay for are bounded for the whole
+        call (max_row_size), however many batches and threads decode it."""
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
-        units = self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
-                            max_blocks)
+        reserve = _rowcodec.Reserve(self.max_row_size)
+        units = ((segments, reserve) for segments in
+                 self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
+                             max_blocks))
         ahead = self.threads if ahead is None else ahead
         first = list(itertools.islice(units, 2))
         if self.threads == 1 or ahead < 1 or len(first) < 2:

@@ -141,6 +141,8 @@ class _Checker:
         positions = tuple(range(len(self.rt)))
         decoder = _rowcodec.RowDecoder(self.rt, positions, to_arrow_schema(self.rt))
         decoder.max_row_size = self.max_row_size
+        # the whole file is one call, as for read(): one placeholder reserve
+        reserve = _rowcodec.Reserve(self.max_row_size)
         dctx = zstandard.ZstdDecompressor()
         for b in range(len(starts)):
             self.report.blocks_checked += 1
@@ -168,7 +170,7 @@ class _Checker:
                 self.add("block", f"holds {block.num_rows} rows, but the index says {want} "
                                   f"(rows {first} to {int(ends[b]) - 1})", block=b)
             self.offsets(block, b, first)
-            self.rows(decoder, block, b, first)
+            self.rows(decoder, block, b, first, reserve)
 
     def offsets(self, block, b, first):
         """The row offset array: starts at 0, never decreases, stays inside
@@ -189,14 +191,14 @@ class _Checker:
             self.add("block", f"row offset {int(raw[i])} is before the previous row's "
                               f"{int(raw[i - 1])}", block=b, row=first + int(i))
 
-    def rows(self, decoder, block, b, first):
+    def rows(self, decoder, block, b, first, reserve):
         names = self.rt.names
         n = block.num_rows
         bad = set()
         start = 0
         while start < n:
             try:
-                decoder.decode(block, None, start, n)
+                decoder.decode(block, None, start, n, reserve)
                 start = n
             except RowDecodeError as e:
                 i = e.row if e.row is not None else start

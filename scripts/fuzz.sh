@@ -5,7 +5,10 @@
 #
 # Environment: PYTHON (default .venv/bin/python), FUZZ_WORK (default
 # .fuzz-work: corpora and findings, kept between runs so longer runs build on
-# shorter ones), FUZZ_JOBS (parallel workers per target, default 1).
+# shorter ones), FUZZ_JOBS (parallel workers per target, default 1),
+# FUZZ_RSS_MB (libFuzzer's -rss_limit_mb, default 384: the interpreter's
+# ~150 MB plus what the targets' limits let one input allocate, with room;
+# see tests/fuzz/_run.py).
 #
 # Each target's corpus starts from the valid seeds (written by the target
 # itself when its corpus dir is empty). Findings (crash-*, timeout-*, oom-*)
@@ -18,6 +21,7 @@ SECONDS_PER_TARGET="${1:-60}"
 PY="${PYTHON:-.venv/bin/python}"
 WORK="${FUZZ_WORK:-.fuzz-work}"
 JOBS="${FUZZ_JOBS:-1}"
+RSS_MB="${FUZZ_RSS_MB:-384}"
 status=0
 for script in tests/fuzz/fuzz_*.py; do
     target="$(basename "$script" .py)"
@@ -33,7 +37,7 @@ for i, s in enumerate(_schemas.seeds_for('$target')): pathlib.Path('$corpus', f'
     extra=()
     if [ "$JOBS" -gt 1 ]; then extra=(-jobs="$JOBS" -workers="$JOBS"); fi
     "$PY" -m "tests.fuzz.fuzz_$target" "$corpus" -max_total_time="$SECONDS_PER_TARGET" -timeout=20 \
-        -rss_limit_mb=2048 -artifact_prefix="$findings/" -print_final_stats=1 "${extra[@]}" \
+        -rss_limit_mb="$RSS_MB" -artifact_prefix="$findings/" -print_final_stats=1 "${extra[@]}" \
         2>&1 | grep -v '^INFO: Instrumenting' | tail -n 25
     rc=${PIPESTATUS[0]}
     if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$findings")" ]; then

@@ -27,6 +27,7 @@ from rowformat._buf cimport *
 
 import datetime as _dt
 import decimal as _decimal
+import sys as _sys
 
 import numpy as _np
 import pyarrow as pa

@@ -545,6 +545,69 @@ cdef class Block:
         return self.view.len
 
 
+# Expansion. A null costs one bit in the file, but dec_empty appends its full
+# Arrow width: n values for a null VECTOR<T, n>, every field for a null ROW,
+# 8 bytes and a validity bit for a null BIGINT in an array. So a few bytes of
+# rows could ask for gigabytes (16 one-byte rows of a null VECTOR<BIGINT,
+# 7000000>: 896 MB). Every placeholder is charged (charge_empty; in bits,
+# Node.empty_cost) before it is appended, against:
+#
+# 1. the row's own credit: EXPAND_PER_BYTE (16) bytes per byte of the row
+#    (its span plus its 4-byte offset slot), plus the schema's null width
+#    (the placeholders of a row whose selected top-level fields are all null)
+#    up to max_row_size / NULL_WIDTH_DIVISOR (64 KiB by default) per row;
+# 2. beyond that, a reserve of max_row_size bytes shared by all the rows one
+#    call decodes (read, take, one iter_batches iteration, verify: a Reserve
+#    the reader passes to decode; without one, each batch has its own);
+# 3. and, as before, no row adds more than max_row_size.
+#
+# Why these. (1) A call's placeholders are then at most 16 x the row bytes
+# it decoded + rows x min(null width, 64 KiB) + max_row_size: bounded by the
+# input (whose decompressed size max_block_size bounds per block), and 16 x
+# is twice what non-null values can grow by (a 2-byte DECIMAL is 16 bytes in
+# Arrow). The null width term is what files that writers produce need: a
+# null VECTOR<DOUBLE, 1000> column is 8 KB of placeholders per row for 5
+# bytes of row and offset, which no fixed ratio allows, yet N rows of that
+# schema cost N x 8 KB in Arrow whatever the file holds; past 64 KiB (the
+# 56 MB a row above) a row's width is not taken on trust. 16 per byte pays
+# for arrays whose nulls are not nearly all of them (a null BIGINT element
+# is 65 bits; 16 x the 8 bytes of each present element covers it up to 95%
+# nulls); rarer files, mostly nulls of wide values, live on the reserve.
+# (2) A reserve per call, not per batch or per row: read() decodes many
+# batches, and a file of many small blocks would otherwise get max_row_size
+# again for each. The rows' shortfalls add up the same in any order, so
+# whether a call fails does not depend on threads or batch sizes: verify()
+# (one call over the whole file) fails exactly when read() does. A row that
+# fails gives back what it drew. The cost per value is unchanged: one
+# subtraction per null placeholder, as before; a row past its credit pays
+# an atomic add per placeholder, and a few instructions per row set its
+# credit.
+
+cdef enum:
+    EXPAND_PER_BYTE = 16        # placeholder bytes a row's byte pays for
+    NULL_WIDTH_DIVISOR = 1024   # a row's null width is credited up to max_row_size / this
+    PY_PER_BYTE = 16            # decode_row: Python bytes a row's byte pays for
+    MAX_DRAWS = 65536           # rows of one decode() whose draws are recorded one by one
+
+
+@cython.final
+cdef class Reserve:
+    """The placeholder bytes, beyond what their own bytes pay for, that the
+    rows of one call may add together (see "Expansion" above). Shared by the
+    call's decoders, on any threads."""
+    cdef int64_t left           # in bits, as the budget counts
+    cdef readonly int64_t size
+
+    def __cinit__(self, int64_t size):
+        self.size = size
+        self.left = 8 * max(0, min(size, <int64_t> 1 << 59))
+
+    @property
+    def remaining(self):
+        """Bytes left (rounded down)."""
+        return rf_atomic_add(&self.left, 0) // 8
+
+
 @cython.final   # _decode_one is called per row: a direct call, not through a vtable
 cdef class RowDecoder:
     """Decodes rows of blocks under a schema, into Arrow (selected columns,
@@ -554,10 +617,17 @@ cdef class RowDecoder:
     cdef list names
     cdef object arrow_schema
     cdef int64_t pending
-    cdef int64_t budget
+    cdef Budget bud
+    cdef int64_t null_width     # placeholder bits of a row whose stored top-level fields are null
+    cdef int64_t limit          # max_row_size as decode() found it, at most 2^59
+    cdef int64_t credit_base    # a row's credit (bits) but for its bytes (set by decode())
+    cdef int64_t own_reserve    # the reserve (bits) of decode() calls given none: one per batch
+    cdef int64_t *draws         # (position, bytes) of the rows that drew from the reserve
+    cdef int64_t ndraws, cap_draws
     cdef public int64_t max_row_size
-    """Rows whose bytes exceed this (0: no limit) are not decoded; the null
-    placeholders one row may add to the Arrow builders are bounded by it too."""
+    """Rows whose bytes exceed this (0: no limit) are not decoded; it also
+    bounds the null placeholders rows may add to the Arrow builders, and the
+    Python values of decode_row (see "Expansion")."""
 
     def __cinit__(self, row_type, columns, arrow_schema):
         """columns: top-level field positions to output, in output order."""
@@ -571,31 +641,85 @@ cdef class RowDecoder:
         self.arrow_schema = arrow_schema
         self.pending = 0
         self.max_row_size = 0
-        plan_costs(&self.root, &self.budget)
+        self.limit = 0
+        plan_costs(&self.root, &self.bud)
+        self.null_width = 0
+        for i in range(self.root.nchild):
+            if self.root.child[i].store:
+                self.null_width = min(self.null_width + self.root.child[i].empty_cost, 1 << 50)
+        self.own_reserve = -1   # filled on the first decode
+        self.draws = NULL
+        self.ndraws = self.cap_draws = 0
 
     def __dealloc__(self):
         plan_free(&self.root)
+        free(self.draws)
 
     @property
     def pending_rows(self):
         return self.pending
 
     cdef int _decode_one(self, Block block, int64_t i, int *errcol, bint store) noexcept nogil:
-        cdef int64_t s, e, pos
+        cdef int64_t s, e, pos, credit
+        cdef int64_t limit = self.limit
         cdef int rc, f
         if block.row_span(i, &s, &e):
             errcol[0] = -1
             return E_TRUNC
         errcol[0] = -1
-        if self.max_row_size > 0 and e - s > self.max_row_size:
+        if limit > 0 and e - s > limit:
             return E_ROW_LIMIT
-        self.budget = self.max_row_size if self.max_row_size > 0 else (<int64_t> 1 << 62)
+        if limit > 0:
+            # the row's credit (bits): its bytes and offset slot, and the schema's null width
+            credit = self.credit_base + 8 * EXPAND_PER_BYTE * (e - s)
+            if credit > 8 * limit:
+                credit = 8 * limit
+            self.bud.left = credit
+            self.bud.room = 8 * limit - credit
+        else:
+            self.bud.left = <int64_t> 1 << 62
+            self.bud.room = 0
+        self.bud.drawn = 0
         pos = s
         rc = dec_row(&self.root, block.ptr, &pos, e, block.view.len, store, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
-            return -100
+            rc = -100
+        if rc and self.bud.drawn and self.bud.reserve != NULL:   # a failing row gives back what it drew
+            rf_atomic_add(self.bud.reserve, self.bud.drawn)
+            self.bud.drawn = 0
         return rc
+
+    cdef int _note_draw(self, int64_t k) noexcept nogil:
+        """Records that the row at position k of this decode() drew
+        bud.drawn bytes, to give back if a later check (UTF-8, done once per
+        decode) fails the batch at or before it. At most MAX_DRAWS records:
+        past that, draws join the last one (giving back is then approximate;
+        it matters only to verify, which goes on after a failing row)."""
+        cdef int64_t *p
+        cdef int64_t cap
+        if self.ndraws == MAX_DRAWS:
+            self.draws[2 * self.ndraws - 1] += self.bud.drawn
+            return 0
+        if self.ndraws == self.cap_draws:
+            cap = 16 if self.cap_draws == 0 else 2 * self.cap_draws
+            p = <int64_t *> realloc(self.draws, cap * 2 * sizeof(int64_t))
+            if p == NULL:
+                return E_OOM
+            self.draws = p
+            self.cap_draws = cap
+        self.draws[2 * self.ndraws] = k
+        self.draws[2 * self.ndraws + 1] = self.bud.drawn
+        self.ndraws += 1
+        return 0
+
+    cdef void _give_back(self, int64_t k) noexcept nogil:
+        """Gives back what the rows at positions >= k of this decode() drew."""
+        cdef int64_t j
+        for j in range(self.ndraws):
+            if self.draws[2 * j] >= k and self.bud.reserve != NULL:
+                rf_atomic_add(self.bud.reserve, self.draws[2 * j + 1])
+        self.ndraws = 0
 
     cdef int64_t _rows(self, Block block, const int64_t *rows, int64_t start, int64_t n,
                        bint store, int64_t *i, int *errcol, int *rc) noexcept nogil:
@@ -614,16 +738,37 @@ cdef class RowDecoder:
                 return k
             if store:
                 self.pending += 1
+                if self.bud.drawn:
+                    rc[0] = self._note_draw(k)
+                    if rc[0]:
+                        errcol[0] = -1
+                        return k
         return n - 1
 
-    def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1):
+    def decode(self, Block block, const int64_t[::1] rows=None, int64_t start=0, int64_t stop=-1,
+               Reserve reserve=None):
         """Appends rows of ``block``: the local row numbers ``rows`` if given,
-        else ``start:stop``."""
-        cdef int64_t k, i, n, s, e, walk_i
+        else ``start:stop``. ``reserve``: the call's shared placeholder
+        reserve (see "Expansion"); without one, the batch (the rows decoded
+        until finish) has its own of max_row_size bytes."""
+        cdef int64_t k, i, n, s, e, walk_i, walk_k
         cdef int rc = 0
         cdef int errcol = -1
         cdef int walk_rc, walk_col
         cdef const int64_t *picked = NULL
+        # the limit as the budget counts it (bits; a huge one cannot overflow)
+        self.limit = min(self.max_row_size, <int64_t> 1 << 59)
+        self.credit_base = 8 * EXPAND_PER_BYTE * 4 + min(self.null_width,
+                                                         8 * (self.limit // NULL_WIDTH_DIVISOR))
+        if self.limit <= 0:
+            self.bud.reserve = NULL
+        elif reserve is not None:
+            self.bud.reserve = &reserve.left
+        else:
+            if self.own_reserve < 0:
+                self.own_reserve = 8 * self.limit
+            self.bud.reserve = &self.own_reserve
+        self.ndraws = 0
         if rows is None:
             if stop < 0 or stop > block.num_rows:
                 stop = block.num_rows
@@ -639,19 +784,25 @@ cdef class RowDecoder:
                 # again without storing, which checks each string on its own
                 # and stops at the first error of any kind, in row order.
                 walk_rc = 0
-                self._rows(block, picked, start, min(k + 1, n), 0, &walk_i, &walk_col, &walk_rc)
+                walk_k = self._rows(block, picked, start, min(k + 1, n), 0, &walk_i, &walk_col,
+                                    &walk_rc)
                 if walk_rc:
-                    rc, i, errcol = walk_rc, walk_i, walk_col
+                    rc, i, errcol, k = walk_rc, walk_i, walk_col, walk_k
                 elif rc == 0:   # cannot happen: the walk checks what the batch check did
                     rc, errcol = E_UTF8, -1
+            if rc:
+                # the rows from the failing one on are not decoded: their
+                # draws go back (the failing row gave back its own)
+                self._give_back(k)
+            self.ndraws = 0
         if rc:
             self._reset()
             if rc == E_ROW_LIMIT:
                 block.row_span(i, &s, &e)
                 raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
                                     f"{self.max_row_size}", i, None)
-            if rc == E_EXPAND_LIMIT:
-                raise RowLimitError(f"{error_message(rc)}={self.max_row_size}", i,
+            if rc in (E_EXPAND_LIMIT, E_EXPAND_CALL):
+                raise RowLimitError(expansion_message(rc, self.max_row_size), i,
                                     errcol if errcol >= 0 else None)
             if errcol == -2:
                 raise RowDecodeError("the row's bytes do not match the schema: decoding "
@@ -663,6 +814,7 @@ cdef class RowDecoder:
         for f in range(self.root.nchild):
             plan_reset_builders(&self.root.child[f])
         self.pending = 0
+        self.own_reserve = -1   # the next batch gets a full one
 
     def finish(self):
         """The decoded rows as a RecordBatch; the builders start over."""
@@ -686,8 +838,15 @@ cdef class RowDecoder:
         return batch
 
     def decode_row(self, Block block, int64_t i):
-        """One row as a tuple of Python values (the types: the README's type mappings)."""
-        cdef int64_t s, e, pos
+        """One row as a tuple of Python values (the types: the README's type mappings).
+
+        The values' Python objects are charged before they are built (each
+        array's elements when its size and null bitmap are read, a row's
+        fields when its null header is) against PY_PER_BYTE (16) bytes per
+        byte of the row and its offset slot, plus max_row_size: a list slot
+        per bit of a null bitmap, or an empty dict per element of an
+        ARRAY<ROW<>>, cannot make a small row take gigabytes."""
+        cdef int64_t s, e, pos, left
         if i < 0 or i >= block.num_rows:
             raise RowDecodeError(f"row {i} outside the block's {block.num_rows} rows", i, None)
         if block.row_span(i, &s, &e):
@@ -695,10 +854,17 @@ cdef class RowDecoder:
         if self.max_row_size > 0 and e - s > self.max_row_size:
             raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
                                 f"{self.max_row_size}", i, None)
+        left = min(self.max_row_size, <int64_t> 1 << 59) + PY_PER_BYTE * (e - s + 4) \
+            if self.max_row_size > 0 else (<int64_t> 1 << 62)
         pos = s
         try:
-            values = py_row(&self.root, self.names, block.ptr, &pos, e, 1)
+            values = py_row(&self.root, self.names, block.ptr, &pos, e, 1, &left)
         except _ValueError as exc:
+            if exc.code == E_PY_LIMIT:
+                raise RowLimitError(
+                    f"the row's Python values would take more than max_row_size="
+                    f"{self.max_row_size} bytes plus {PY_PER_BYTE} per byte of the row "
+                    f"({e - s} bytes and its 4-byte offset): {exc.detail}", i, exc.column) from None
             raise RowDecodeError(error_message(exc.code), i, exc.column) from None
         except RowDecodeError as exc:   # a nested value's error names the column, not the row
             if exc.row is None:

@@ -24,6 +24,8 @@ cdef enum:
     E_ROW_LIMIT = -17
     E_EXPAND_LIMIT = -18
     E_TIME_RANGE = -19
+    E_EXPAND_CALL = -20
+    E_PY_LIMIT = -21
 
 _ERRORS = {
     E_OOM: "out of memory",
@@ -44,15 +46,31 @@ _ERRORS = {
     E_DEC_EMPTY: "decimal with zero bytes",
     E_ROW_LIMIT: "row larger than max_row_size",
     E_TIME_RANGE: "TIME value outside one day [0, 86400000) ms, which Arrow's time types cannot hold",
-    E_EXPAND_LIMIT: ("row's nulls expand to more than max_row_size bytes of Arrow placeholders "
-                     "(nulls in arrays of VECTOR or ROW values)"),
+    E_EXPAND_LIMIT: "the row's nulls expand to more than max_row_size bytes of Arrow placeholders",
+    E_EXPAND_CALL: ("the rows' nulls expand to more Arrow placeholders than their bytes pay for, "
+                    "by more than max_row_size bytes in one read"),
+    E_PY_LIMIT: "the row's Python values would take more memory than its bytes and max_row_size allow",
 }
+
+# What the expansion messages add: why a null costs more than its bytes.
+_EXPAND_WHY = ("a null VECTOR or ROW, or a null in an array, is one bit in the file but its "
+               "full width in Arrow")
 
 
 def error_message(int code):
     return _ERRORS.get(code, f"error {code}")
 
 
+def expansion_message(int rc, int64_t max_row_size):
+    """The message of E_EXPAND_LIMIT or E_EXPAND_CALL, with the limit."""
+    if rc == E_EXPAND_LIMIT:
+        return (f"the row's nulls expand to more than max_row_size={max_row_size} bytes of "
+                f"Arrow placeholders ({_EXPAND_WHY})")
+    return (f"the rows' nulls expand to more Arrow placeholders than their bytes pay for, by "
+            f"more than the max_row_size={max_row_size} bytes one read allows ({_EXPAND_WHY})")
+
+
 def _decode_error(int rc, row, column):
-    cls = RowLimitError if rc in (E_ROW_LIMIT, E_EXPAND_LIMIT) else RowDecodeError
+    cls = RowLimitError if rc in (E_ROW_LIMIT, E_EXPAND_LIMIT, E_EXPAND_CALL, E_PY_LIMIT) \
+        else RowDecodeError
     return cls(error_message(rc), row, column)

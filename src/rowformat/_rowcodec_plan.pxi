@@ -2,8 +2,9 @@
 # in the schema tree. plan_init fills the tree from a rowformat.types DataType
 # (kind, precision, Arrow units, the Python type decode_row builds); a Node
 # also carries the encoder's bound Arrow buffers and the decoder's builders.
-# plan_costs (the bytes a null adds to the builders), plan_free and
-# plan_reset_builders walk the tree.
+# plan_costs (the bits a null adds to the builders), plan_free and
+# plan_reset_builders walk the tree. Budget and charge_empty bound the null
+# placeholders a decode may add (the rule: _rowcodec_decode.pxi, "Expansion").
 
 cdef enum Kind:
     K_BOOL = 1
@@ -25,6 +26,63 @@ cdef enum Kind:
     K_MAP       # MAP and MULTISET: keys array then values array
     K_ROW
     K_VECTOR    # size varint, elements without a null bitmap
+
+
+# The placeholder budget of the row being decoded (one per RowDecoder; every
+# Node of its plan points to it), in bits, as placeholders are counted. A row
+# first spends its own credit (left), then draws from the reserve that all
+# rows of the call share, at most room in all: a row never adds more than
+# max_row_size bytes. The drawing is C, kept out of line (and off the
+# decode loops' registers): only a row past its credit calls it.
+cdef extern from *:
+    """
+    typedef struct {
+        int64_t left;       /* credit left to the current row (may go negative: then draw) */
+        int64_t room;       /* what the row may still draw from the reserve */
+        int64_t drawn;      /* what it drew so far (given back if the row fails) */
+        int64_t *reserve;   /* the call's reserve (bits), shared by threads; NULL: no limit */
+    } rf_budget;
+
+    #if defined(_MSC_VER) && !defined(__clang__)
+    #include <intrin.h>
+    #define RF_COLD __declspec(noinline)
+    /* Adds v to *p atomically; returns the new value. */
+    static inline int64_t rf_atomic_add(int64_t *p, int64_t v) {
+        return _InterlockedExchangeAdd64((volatile __int64 *) p, v) + v;
+    }
+    #else
+    #define RF_COLD __attribute__((noinline, cold))
+    static inline int64_t rf_atomic_add(int64_t *p, int64_t v) {
+        return __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+    }
+    #endif
+
+    /* The row's credit is spent: draws the shortfall from the call's reserve.
+       Returns 0, e_row when the row would pass max_row_size, or e_call when
+       the reserve cannot cover it. */
+    RF_COLD static int rf_budget_draw(rf_budget *b, int e_row, int e_call) {
+        int64_t need = -b->left;
+        if (need > b->room)
+            return e_row;
+        if (b->reserve != NULL && rf_atomic_add(b->reserve, -need) < 0) {
+            rf_atomic_add(b->reserve, need);
+            return e_call;
+        }
+        b->room -= need;
+        b->drawn += need;
+        b->left = 0;
+        return 0;
+    }
+    """
+    ctypedef struct rf_budget:
+        int64_t left
+        int64_t room
+        int64_t drawn
+        int64_t *reserve
+    int64_t rf_atomic_add(int64_t *p, int64_t v) noexcept nogil
+    int rf_budget_draw(rf_budget *b, int e_row, int e_call) noexcept nogil
+
+ctypedef rf_budget Budget
 
 
 # The plan: one Node per type in the schema tree.
@@ -57,10 +115,13 @@ ctypedef struct Node:
     Buf offs
     int64_t blen
     int64_t bnull
-    int64_t empty_cost  # decode: bytes dec_empty appends for one null of this node
+    int64_t empty_cost  # decode: bits dec_empty appends for one null of this node
     int64_t vchecked    # decode, STRING: bytes of vals checked as UTF-8 so far
     int64_t kchecked    # decode, STRING: values checked as UTF-8 so far
-    int64_t *budget     # decode: the decoder's placeholder budget for the current row
+    Budget *budget      # decode: the decoder's placeholder budget (the current row's)
+    int64_t pycost      # decode_row: bytes of the Python object one non-null value
+                        # of this node is (its own object: a ROW's dict, a list
+                        # without its elements, an int), for the Python-value bound
 
 
 # How decode_row turns a wire value into a Python value.
@@ -72,6 +133,51 @@ cdef enum PyConv:
     PY_TS_LTZ
     PY_TS_NS
     PY_DEC
+
+
+# Bytes of the Python object of one value, by what decode_row builds (this
+# interpreter's sizes: sys.getsizeof); a ROW's dict is measured per field count.
+_PYSIZE = {
+    "bool": 0,                                    # True and False are shared
+    "int": _sys.getsizeof(1 << 29), "int64": _sys.getsizeof(1 << 62),
+    "float": _sys.getsizeof(1.5), "decimal": _sys.getsizeof(_decimal.Decimal("1.5")),
+    "date": _sys.getsizeof(_dt.date(2000, 1, 1)), "time": _sys.getsizeof(_dt.time(1)),
+    "datetime": _sys.getsizeof(_dt.datetime(2000, 1, 1)),
+    "datetime64": _sys.getsizeof(_np.datetime64(1, "ns")),
+    "str": _sys.getsizeof(""), "bytes": _sys.getsizeof(b""), "list": _sys.getsizeof([]),
+}
+
+
+cdef int64_t _pycost(Node *n, t):
+    """The bytes of the Python object one non-null value of n is, without the
+    elements of a list (py_array and the VECTOR branch charge those) or the
+    fields of a dict (py_row charges those)."""
+    if n.kind == K_ROW:
+        names = [f.name for f in t.fields]
+        return _sys.getsizeof(dict(zip(names, names)))
+    if n.kind == K_VARIANT:
+        return _sys.getsizeof({"value": 0, "metadata": 0}) + 2 * _PYSIZE["bytes"]
+    if n.kind in (K_LIST, K_MAP, K_VECTOR):
+        return _PYSIZE["list"]
+    if n.kind == K_STR:
+        return _PYSIZE["str"]
+    if n.kind in (K_BIN, K_LBIN):
+        return _PYSIZE["bytes"]
+    if n.kind == K_BOOL:
+        return _PYSIZE["bool"]
+    if n.pyconv == PY_DEC:
+        return _PYSIZE["decimal"]
+    if n.pyconv == PY_DATE:
+        return _PYSIZE["date"]
+    if n.pyconv == PY_TIME:
+        return _PYSIZE["time"]
+    if n.pyconv == PY_TS_NS:
+        return _PYSIZE["datetime64"]
+    if n.pyconv in (PY_TS, PY_TS_LTZ):
+        return _PYSIZE["datetime"]
+    if n.kind in (K_F32, K_F64):
+        return _PYSIZE["float"]
+    return _PYSIZE["int64"] if n.kind == K_I64 else _PYSIZE["int"]
 
 
 cdef int _units_per_milli(int precision):
@@ -150,6 +256,7 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
         n.child[1].kind = K_I32   # the multiplicity
         n.child[1].store = 1
         n.child[1].plain = 4
+        n.child[1].pycost = _PYSIZE["int"]
     elif root == "MAP":
         n.kind = K_MAP
         _plan_children(n, 2)
@@ -173,21 +280,27 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
         raise ValueError(f"unsupported type {t}")
     if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64) and n.pyconv != PY_TIME:
         n.plain = _width(n.kind)
+    n.pycost = _pycost(n, t)
     plan_reset_builders(n)
     return 0
 
 
-cdef int64_t plan_costs(Node *n, int64_t *budget) noexcept nogil:
-    """Sets empty_cost (saturating at 2^50) and the budget pointer of n and
-    its descendants; returns n's empty_cost."""
-    cdef int64_t cost = _width(n.kind) + 1
+cdef int64_t plan_costs(Node *n, Budget *budget) noexcept nogil:
+    """Sets empty_cost (in bits, saturating at 2^50) and the budget pointer
+    of n and its descendants; returns n's empty_cost. One slot costs its
+    value width and a validity bit, 32 or 64 bits more for an offset; a
+    VECTOR's n slots of its element, a ROW's (or VARIANT's) one of each
+    field, are appended with it."""
+    cdef int64_t cost = 8 * _width(n.kind) + 1
     cdef int64_t cap = (<int64_t> 1) << 50
     cdef int64_t sub
     cdef int i
     if n.kind in (K_BIN, K_STR, K_LIST, K_MAP):
-        cost += 4
+        cost += 32
     elif n.kind == K_LBIN:
-        cost += 8
+        cost += 64
+    elif n.kind == K_BOOL:
+        cost += 1
     for i in range(n.nchild):
         if n.kind == K_VECTOR:
             sub = plan_costs(&n.child[i], budget)
@@ -204,11 +317,15 @@ cdef int64_t plan_costs(Node *n, int64_t *budget) noexcept nogil:
 
 
 cdef inline int charge_empty(Node *c) noexcept nogil:
-    """Charges one null placeholder of c to the row's budget."""
-    if c.budget != NULL:
-        c.budget[0] -= c.empty_cost
-        if c.budget[0] < 0:
-            return E_EXPAND_LIMIT
+    """Charges one null placeholder of c to the row's budget, before it is
+    appended: one subtraction while the row's own credit lasts; then
+    rf_budget_draw (E_EXPAND_LIMIT past max_row_size, E_EXPAND_CALL when the
+    call's reserve is used up)."""
+    cdef Budget *b = c.budget
+    if b != NULL:
+        b.left -= c.empty_cost
+        if b.left < 0:
+            return rf_budget_draw(b, E_EXPAND_LIMIT, E_EXPAND_CALL)
     return 0
 
 

@@ -2,24 +2,59 @@
 # nested ROW -> dict, MAP/MULTISET -> list of (key, value) pairs (as pyarrow's
 # to_pylist gives), TIMESTAMP p <= 6 -> datetime, p > 6 ->
 # numpy.datetime64[ns], DECIMAL -> decimal.Decimal.
+#
+# Memory: every Python object is charged (charge_py) against the row's
+# allowance (decode_row) before it is built: a row's fields when its null
+# header is read (Node.pycost each), an array's list slots and non-null
+# elements when its size and bitmap are (the bitmap's nulls counted first),
+# a VECTOR's elements, a MAP's pairs. Strings and bytes are charged their
+# object header only: their contents are the row's own bytes.
 
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 _UTC = _dt.timezone.utc
 import_datetime()
 _Decimal = _decimal.Decimal
+_PAIR_COST = _sys.getsizeof((None, None)) + 8
+_TUPLE_COST = _sys.getsizeof(())
 
 
 class _ValueError(CorruptFileError):
-    """Internal to decode_row (which turns it into a RowDecodeError); a
-    CorruptFileError so that it can never escape as anything else."""
-    def __init__(self, code, column=None):
+    """Internal to decode_row (which turns it into a RowDecodeError, or a
+    RowLimitError for E_PY_LIMIT); a CorruptFileError so that it can never
+    escape as anything else."""
+    def __init__(self, code, column=None, detail=None):
         super().__init__(error_message(code))
         self.code = code
         self.column = column
+        self.detail = detail
 
 
 cdef inline object _fail(int code):
     raise _ValueError(code)
+
+
+cdef inline int charge_py(int64_t *left, int64_t count, int64_t each, str what) except -1:
+    """Charges count objects of each bytes (count <= 2^31, each <= 2^31:
+    no overflow) to the row's allowance, before they are built."""
+    left[0] -= count * each
+    if left[0] < 0:
+        raise _ValueError(E_PY_LIMIT, None, f"{count} {what} need about {count * each} bytes")
+    return 0
+
+
+cdef int64_t _count_nulls(const uint8_t *bitmap, int64_t size) noexcept nogil:
+    """The set bits among the first size bits of bitmap."""
+    cdef int64_t k, count = 0
+    cdef uint64_t w
+    for k in range(size >> 6):
+        memcpy(&w, bitmap + 8 * k, 8)
+        w = w - ((w >> 1) & 0x5555555555555555ULL)
+        w = (w & 0x3333333333333333ULL) + ((w >> 2) & 0x3333333333333333ULL)
+        w = (w + (w >> 4)) & 0x0F0F0F0F0F0F0F0FULL
+        count += <int64_t> ((w * 0x0101010101010101ULL) >> 56)
+    for k in range((size >> 6) << 6, size):
+        count += (bitmap[k >> 3] >> (k & 7)) & 1
+    return count
 
 
 cdef object py_decimal(rf_i128 v, int scale):
@@ -71,7 +106,8 @@ cdef object py_datetime(int64_t ms, int64_t us, object tz):
                         (rem % 1000) * 1000 + us, tz)
 
 
-cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end):
+cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end,
+                     int64_t *left):
     cdef int64_t p = pos[0]
     cdef int64_t ln, k, k2
     cdef uint64_t u
@@ -97,14 +133,15 @@ cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_
             return py_decimal(d, n.scale)
         return (<const char *> b)[p:p + ln]
     if n.kind == K_ROW:
-        return py_row(n, names, b, pos, end, 0)
+        return py_row(n, names, b, pos, end, 0, left)
     if n.kind == K_LIST:
-        return py_array(&n.child[0], names, b, pos, end)
+        return py_array(&n.child[0], names, b, pos, end, left)
     if n.kind == K_MAP:
-        keys = py_array(&n.child[0], names, b, pos, end)
-        values = py_array(&n.child[1], names, b, pos, end)
+        keys = py_array(&n.child[0], names, b, pos, end, left)
+        values = py_array(&n.child[1], names, b, pos, end, left)
         if len(keys) != len(values):
             _fail(E_MAP_SIZE)
+        charge_py(left, len(keys), _PAIR_COST, "map entries")   # a tuple and a slot each
         return list(zip(keys, values))
     if n.kind == K_VECTOR:
         rc = rf_read_len(b, &p, end, &ln)
@@ -113,10 +150,16 @@ cdef object py_value(Node *n, list names, const uint8_t *b, int64_t *pos, int64_
         if ln != n.fixed:
             _fail(E_VECTOR_SIZE)
         pos[0] = p
-        return [py_value(&n.child[0], names, b, pos, end) for k in range(ln)]
+        if ln * _width(n.child[0].kind) > end - p:     # truncated: fail before allocating
+            _fail(E_TRUNC)
+        charge_py(left, ln, 8 + n.child[0].pycost, "VECTOR elements")
+        out = [None] * ln
+        for k in range(ln):
+            out[k] = py_value(&n.child[0], names, b, pos, end, left)
+        return out
     if n.kind == K_VARIANT:
-        value = py_value(&n.child[0], names, b, pos, end)
-        metadata = py_value(&n.child[1], names, b, pos, end)
+        value = py_value(&n.child[0], names, b, pos, end, left)
+        metadata = py_value(&n.child[1], names, b, pos, end, left)
         return {"value": value, "metadata": metadata}
     # fixed-width scalars
     w = 1 if n.kind in (K_BOOL, K_I8) else 2 if n.kind == K_I16 else \
@@ -165,9 +208,10 @@ cdef inline float _ld_f32(const uint8_t *p) noexcept:
     return v
 
 
-cdef object py_array(Node *c, list names, const uint8_t *b, int64_t *pos, int64_t end):
+cdef object py_array(Node *c, list names, const uint8_t *b, int64_t *pos, int64_t end,
+                     int64_t *left):
     cdef int64_t p = pos[0]
-    cdef int64_t size, nb, k
+    cdef int64_t size, nb, k, nulls
     cdef const uint8_t *bitmap
     cdef int rc = rf_read_len(b, &p, end, &size)
     if rc:
@@ -177,25 +221,36 @@ cdef object py_array(Node *c, list names, const uint8_t *b, int64_t *pos, int64_
         _fail(E_TRUNC)
     bitmap = b + p
     pos[0] = p + nb
-    out = []
+    # before the list is made: a slot per element, an object per non-null one
+    nulls = _count_nulls(bitmap, size)
+    charge_py(left, size, 8, "array elements")
+    charge_py(left, size - nulls, c.pycost, "non-null array elements")
+    out = [None] * size
     for k in range(size):
         if (bitmap[k >> 3] >> (k & 7)) & 1:
             if not c.nullable:
                 _fail(E_NOT_NULL)
-            out.append(None)
         else:
-            out.append(py_value(c, names, b, pos, end))
+            out[k] = py_value(c, names, b, pos, end, left)
     return out
 
 
-cdef object py_row(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end, bint top):
+cdef object py_row(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t end, bint top,
+                   int64_t *left):
     cdef int64_t nb = (n.nchild + 7) >> 3
+    cdef int64_t cost = 0
     cdef const uint8_t *hdr
     cdef int f
     if nb > end - pos[0]:
         _fail(E_TRUNC)
     hdr = b + pos[0]
     pos[0] += nb
+    for f in range(n.nchild):   # the fields' objects, before any is built
+        if not (hdr[f >> 3] >> (f & 7)) & 1:
+            cost += n.child[f].pycost
+    if top:
+        cost += _TUPLE_COST + 8 * n.nchild
+    charge_py(left, 1, cost, "row fields")
     values = []
     for f in range(n.nchild):
         if (hdr[f >> 3] >> (f & 7)) & 1:
@@ -204,7 +259,7 @@ cdef object py_row(Node *n, list names, const uint8_t *b, int64_t *pos, int64_t 
             values.append(None)
         else:
             try:
-                values.append(py_value(&n.child[f], names, b, pos, end))
+                values.append(py_value(&n.child[f], names, b, pos, end, left))
             except _ValueError as e:
                 if top and e.column is None:
                     e.column = f

@@ -39,6 +39,12 @@ SCHEMAS = [
     # null placeholders that expand: arrays of vectors and structs
     "av ARRAY<VECTOR<DOUBLE, 64>>, ar ARRAY<ROW<a BIGINT, b DECIMAL(38, 2), c TIMESTAMP(9)>>, "
     "vn VECTOR<FLOAT, 16>",
+    # nested nullable vectors, and a null width past the fuzz max_row_size / 1024
+    "aav ARRAY<ARRAY<VECTOR<BIGINT, 32>>>, rv ROW<v VECTOR<DOUBLE, 128>, w ROW<x VECTOR<INT, 8>>>, "
+    "mv MAP<INT, VECTOR<FLOAT, 16>>, wide VECTOR<BIGINT, 4096>",
+    # empty rows: no bytes on disk, a struct slot in Arrow, a dict in Python
+    "e ARRAY<ROW<>>, ee ARRAY<ARRAY<ROW<>>>, re ROW<a ROW<>, b ARRAY<ROW<>>>, me MAP<INT, ROW<>>, "
+    "n INT",
 ]
 
 _UTC = dt.timezone.utc
@@ -61,9 +67,18 @@ def _rows(k: int):
         return [({"value": b"\x01", "metadata": b"\x02"}, [1, None], [["a", None], None, []],
                  [("k", [1, None]), ("", None)], [(5, 2)], {"x": 1, "y": {"z": "deep"}}, [1.0, -2.0]),
                 tuple([None] * 7)]
-    return [([[0.5] * 64, None, None], [{"a": 1, "b": Decimal("2.00"), "c": None}, None],
-             [1.0] * 16),
-            (None, None, None)]
+    if k == 3:
+        return [([[0.5] * 64, None, None], [{"a": 1, "b": Decimal("2.00"), "c": None}, None],
+                 [1.0] * 16),
+                (None, None, None)]
+    if k == 4:
+        return [([[[1] * 32, None], None, []], {"v": None, "w": {"x": [1] * 8}},
+                 [(1, None), (2, [0.5] * 16)], None),
+                ([None, [None, None, None]], {"v": [2.0] * 128, "w": None}, None, None),
+                (None, None, None, None)]
+    return [([{}] * 20, [[{}, None], None, [{}] * 9], {"a": {}, "b": [{}, None]}, [(1, {}), (2, None)], 1),
+            ([None] * 9, [], {"a": None, "b": None}, [], None),
+            (None, None, None, None, None)]
 
 
 def seed_files() -> list[tuple[int, bytes]]:
