@@ -42,8 +42,9 @@ class RowDecodeError(CorruptFileError):
 
 
 class RowLimitError(RowDecodeError, LimitExceededError):
-    """A row larger than the decoder's max_row_size, or whose nulls would
-    expand past it."""
+    """A row larger than the decoder's max_row_size, or whose nulls or Python
+    values would take more than its bytes and the call's reserve allow
+    (docs/errors.md, Limits)."""
 
 
 class VarintError(CorruptFileError, ValueError):

@@ -357,12 +357,12 @@ class RowFileReader:
             for unit in itertools.chain(first, units):
                 yield self._decode_unit(unit, positions)
             return
-        units = itertools.chain(first, units)
-        window = deque(self._submit(u, positions) for u in itertools.islice(units, ahead))
+        pending = itertools.chain(first, units)
+        window = deque(self._submit(u, positions) for u in itertools.islice(pending, ahead))
         try:
             while window:
                 future = window.popleft()
-                nxt = next(units, None)
+                nxt = next(pending, None)
                 if nxt is not None:
                     window.append(self._submit(nxt, positions))
                 yield self._result(future)  # (a local holding the batch would keep it
