@@ -5,7 +5,7 @@ This module builds the argument parser and runs a command, turning what it
 raises into an exit code: 0 success; 1 a bad file (any :class:`RowFormatError`,
 an unreadable file, a malformed input) or problems found by ``verify``; 2 a
 usage error (bad arguments, a bad ``--schema``, an unknown column, a row
-outside the file); 3 an internal failure (a bug: run again with ``--debug``
+outside the file, pypaimon missing for a table); 3 an internal failure (a bug: run again with ``--debug``
 for the traceback). The commands live in :mod:`.inspect` (inspect, verify),
 :mod:`.rows` (head, cat, take) and :mod:`.convert`; ``--schema`` in
 :mod:`.schema_arg`, what they print in :mod:`.output`.
@@ -42,32 +42,41 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the full traceback of an internal failure")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("inspect", help="footer, blocks, sizes and compression of a .row file")
-    p.add_argument("file")
+    p = sub.add_parser("inspect", help="footer, blocks, sizes and compression of a .row file; "
+                                      "the data files of a Paimon table directory")
+    p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--blocks", action="store_true", help="also list every block")
     add_schema_argument(p, " (optional: shown when given)")
+    p.add_argument("--snapshot", type=int, metavar="N",
+                   help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("verify", help="check every block and row; exit 1 on any problem")
-    p.add_argument("file")
+    p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     add_schema_argument(p, " (required)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--snapshot", type=int, metavar="N",
+                   help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("head", help="the first rows")
-    p.add_argument("file")
+    p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-n", type=int, default=10, help="how many rows (default 10)")
     add_schema_argument(p, " (required)")
     add_row_output_arguments(p, "table")
     p.set_defaults(func=cmd_head)
+    p.add_argument("--snapshot", type=int, metavar="N",
+                   help="for a Paimon table directory: its snapshot N (default the latest)")
 
     p = sub.add_parser("cat", help="rows, as JSON lines (default), CSV or a table")
-    p.add_argument("file")
+    p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-r", "--rows", metavar="A:B",
                    help="a row range: A:B, A:, :B (negatives count from the end) or one row N")
     add_schema_argument(p, " (required)")
     add_row_output_arguments(p, "jsonl")
+    p.add_argument("--snapshot", type=int, metavar="N",
+                   help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_cat)
 
     p = sub.add_parser("take", help="the rows numbered N..., in the order given")

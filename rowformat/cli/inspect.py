@@ -60,6 +60,10 @@ def inspect_file(path: str, *, blocks: bool = False) -> dict:
 
 
 def cmd_inspect(args, out: IO[str]) -> int:
+    from . import paimon_tables as pt
+    if pt.is_table_dir(args.file):
+        return pt.cmd_inspect_table(args, out)
+    pt.reject_snapshot(args)
     info = inspect_file(args.file, blocks=args.blocks)
     if args.schema:
         info["schema"] = str(load_schema(args.schema))
@@ -96,6 +100,10 @@ def cmd_inspect(args, out: IO[str]) -> int:
 
 
 def cmd_verify(args, out: IO[str]) -> int:
+    from . import paimon_tables as pt
+    if pt.is_table_dir(args.file):
+        return pt.cmd_verify_table(args, out)
+    pt.reject_snapshot(args)
     from ..verify import verify
     report = verify(args.file, require_schema(args))
     problems = report.problems

@@ -83,10 +83,18 @@ def _print_rows(args, out: IO[str], rows_of: Callable[[Any], Iterable[int] | Non
 def cmd_head(args, out: IO[str]) -> int:
     if args.n < 0:
         raise UsageError(f"-n {args.n}: must be >= 0")
+    from . import paimon_tables as pt
+    if pt.is_table_dir(args.file):
+        return pt.print_table_rows(args, out, args.n)
+    pt.reject_snapshot(args)
     return _print_rows(args, out, lambda r: range(min(args.n, r.num_rows)))
 
 
 def cmd_cat(args, out: IO[str]) -> int:
+    from . import paimon_tables as pt
+    if pt.is_table_dir(args.file):
+        return pt.print_table_rows(args, out, None)
+    pt.reject_snapshot(args)
     return _print_rows(args, out,
                        lambda r: None if args.rows is None else _row_range(args.rows, r.num_rows))
 

@@ -1,0 +1,268 @@
+"""``rowformat inspect``, ``verify``, ``head`` and ``cat`` on a Paimon table
+directory (one holding ``schema/schema-N`` and ``snapshot/``), at its latest
+snapshot or ``--snapshot N``. The table is opened with pypaimon
+(:func:`rowformat.paimon.tables.open_table`, no catalog):
+
+* ``inspect`` lists the snapshot's data files from pypaimon's scan plan
+  (path, partition, bucket, level, schema id, rows, bytes) and the table's
+  facts (snapshot, schema, keys, ``file.format``);
+* ``verify`` runs :func:`rowformat.verify.verify` on every ``.row`` data
+  file against the fields the file was written with (its schema id; for a
+  primary-key table the ``_KEY_*`` fields, ``_SEQUENCE_NUMBER`` and
+  ``_VALUE_KIND`` first, as pypaimon's ``split_read`` reads them). Data
+  files in another format are skipped with a message; a table without any
+  ``.row`` data file is a usage error;
+* ``head`` and ``cat`` read the rows through pypaimon (merged, for a
+  primary-key table) inside :func:`rowformat.paimon.tables.acceleration`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import IO, Any
+
+from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
+from .output import RowPrinter, print_table
+
+PAIMON_HINT = "pip install 'rowformat[paimon]'"
+
+
+def is_table_dir(path: str) -> bool:
+    from ..paimon.tables import is_table
+    return os.path.isdir(path) and is_table(path)
+
+
+def reject_snapshot(args) -> None:
+    """``--snapshot`` given for a plain file."""
+    if getattr(args, "snapshot", None) is not None:
+        raise UsageError("--snapshot is for a Paimon table directory")
+
+
+def _open(args):
+    """(table as of the snapshot, snapshot) for ``args.file``."""
+    try:
+        import pypaimon  # noqa: F401
+    except ImportError:
+        raise UsageError(f"{args.file} is a Paimon table: reading tables needs pypaimon: "
+                         f"{PAIMON_HINT}") from None
+    from ..errors import DatasetError
+    from ..paimon.tables import open_table
+    try:
+        table = open_table(args.file, snapshot_id=getattr(args, "snapshot", None))
+    except DatasetError as e:
+        raise UsageError(str(e)) from None
+    sm = table.snapshot_manager()
+    snap = sm.get_snapshot_by_id(args.snapshot) if args.snapshot is not None \
+        else sm.get_latest_snapshot()
+    return table, snap
+
+
+def _splits(table, snap, columns: list[str] | None = None) -> list[Any]:
+    if snap is None:        # a table without any commit
+        return []
+    rb = table.new_read_builder()
+    if columns is not None:
+        rb = rb.with_projection(columns)
+    return list(rb.new_scan().plan().splits())
+
+
+def _partition(split) -> str:
+    p = split.partition
+    fields = getattr(p, "fields", None) or []
+    values = getattr(p, "values", None) or []
+    return ",".join(f"{f.name}={v}" for f, v in zip(fields, values))
+
+
+def _file_path(table, split, f) -> str:
+    if getattr(f, "file_path", None):
+        return str(f.file_path)
+    return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
+
+
+def data_files(table, snap) -> list[dict]:
+    out = []
+    for split in _splits(table, snap):
+        for f in split.files:
+            out.append({
+                "path": _file_path(table, split, f),
+                "partition": _partition(split),
+                "bucket": int(split.bucket),
+                "level": int(f.level),
+                "schema_id": int(f.schema_id),
+                "format": os.path.splitext(f.file_name)[1].lstrip(".") or None,
+                "rows": int(f.row_count),
+                "size": int(f.file_size),
+                "_meta": f,
+            })
+    seen: set[str] = set()
+    unique = []
+    for d in out:       # a file appears once even if two splits name it
+        if d["path"] not in seen:
+            seen.add(d["path"])
+            unique.append(d)
+    return sorted(unique, key=lambda d: (d["partition"], d["bucket"], d["path"]))
+
+
+def table_info(table, snap) -> dict:
+    schema = table.table_schema
+    files = data_files(table, snap)
+    return {
+        "table": table.table_path if isinstance(table.table_path, str) else str(table.table_path),
+        "snapshot": None if snap is None else int(snap.id),
+        "schema_id": int(snap.schema_id) if snap is not None else int(schema.id),
+        "primary_keys": list(table.primary_keys or []),
+        "partition_keys": list(table.partition_keys or []),
+        "file_format": (schema.options or {}).get("file.format"),
+        "options": dict(schema.options or {}),
+        "files": [{k: v for k, v in d.items() if k != "_meta"} for d in files],
+        "total_rows": sum(d["rows"] for d in files),
+        "total_size": sum(d["size"] for d in files),
+    }
+
+
+def cmd_inspect_table(args, out: IO[str]) -> int:
+    if args.blocks:
+        raise UsageError("--blocks is for a .row file: inspect one of the table's data files")
+    table, snap = _open(args)
+    info = table_info(table, snap)
+    if args.json:
+        out.write(json.dumps(info, indent=2) + "\n")
+        return EXIT_OK
+    summary = [
+        ("table", info["table"]),
+        ("snapshot", "-" if info["snapshot"] is None else str(info["snapshot"])),
+        ("schema id", str(info["schema_id"])),
+        ("primary keys", ", ".join(info["primary_keys"]) or "-"),
+        ("partition keys", ", ".join(info["partition_keys"]) or "-"),
+        ("file.format", info["file_format"] or "-"),
+        ("data files", str(len(info["files"]))),
+        ("rows", f"{info['total_rows']} (in data files, before merging)"
+         if info["primary_keys"] else str(info["total_rows"])),
+        ("size", f"{info['total_size']} bytes"),
+    ]
+    print_table(["field", "value"], [list(x) for x in summary], out)
+    if info["files"]:
+        out.write("\n")
+        cols = ["path", "partition", "bucket", "level", "schema_id", "rows", "size"]
+        rows = [[os.path.relpath(f["path"], info["table"]) if f["path"].startswith(info["table"])
+                 else f["path"], f["partition"] or "-", str(f["bucket"]), str(f["level"]),
+                 str(f["schema_id"]), str(f["rows"]), str(f["size"])] for f in info["files"]]
+        print_table(cols, rows, out, right=[False, False, True, True, True, True, True])
+    return EXIT_OK
+
+
+def file_fields(table, meta) -> list[Any]:
+    """The pypaimon DataFields a ``.row`` data file holds, as pypaimon's
+    ``split_read`` reads it: its ``write_cols`` of its schema; for a
+    primary-key table ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``
+    then the columns; else the columns of its schema."""
+    from pypaimon.read.split_read import KEY_FIELD_ID_START, KEY_PREFIX
+    from pypaimon.schema.data_types import DataField
+    from pypaimon.table.special_fields import SpecialFields
+    file_schema = table.schema_manager.get_schema(meta.schema_id)
+    if file_schema is None:
+        raise UsageError(f"{meta.file_name}: the table has no schema {meta.schema_id}")
+    if meta.write_cols:
+        by_name = {f.name: f for f in file_schema.fields}
+        return [by_name[n] for n in meta.write_cols if n in by_name]
+    if table.is_primary_key_table:
+        keys = [DataField(f.id + KEY_FIELD_ID_START, f"{KEY_PREFIX}{f.name}", f.type)
+                for f in table.trimmed_primary_keys_fields]
+        return keys + [SpecialFields.SEQUENCE_NUMBER, SpecialFields.VALUE_KIND] \
+            + list(file_schema.fields)
+    return list(file_schema.data_file_fields(None))
+
+
+def cmd_verify_table(args, out: IO[str]) -> int:
+    if args.schema:
+        raise UsageError("--schema is not for a table: each data file is verified against "
+                         "the schema the table recorded for it")
+    from .. import schema_json
+    from ..verify import verify
+    table, snap = _open(args)
+    files = data_files(table, snap)
+    row_files = [d for d in files if d["format"] == "row"]
+    skipped = [d for d in files if d["format"] != "row"]
+    if files and not row_files:
+        raise UsageError(f"{args.file}: no .row data files (file.format "
+                         f"{(table.table_schema.options or {}).get('file.format')}): "
+                         f"verify checks only .row files")
+    results = []
+    for d in row_files:
+        fields = file_fields(table, d["_meta"])
+        rt = schema_json.loads([f.to_dict() for f in fields])
+        report = verify(d["path"], rt)
+        results.append((d, report))
+    ok = all(r.ok for _, r in results)
+    if args.json:
+        out.write(json.dumps({
+            "table": args.file, "snapshot": None if snap is None else int(snap.id), "ok": ok,
+            "files": [{"file": d["path"], "ok": r.ok,
+                       "problems": [{"block": p.block, "row": p.row, "column": p.column,
+                                     "message": p.message} for p in r.problems]}
+                      for d, r in results],
+            "skipped": [{"file": d["path"], "format": d["format"]} for d in skipped],
+        }, indent=2) + "\n")
+        return EXIT_OK if ok else EXIT_BAD_FILE
+    bad = 0
+    for d, r in results:
+        if r.ok:
+            out.write(f"ok {d['path']}: {r.num_rows} rows in {r.num_blocks} blocks\n")
+            continue
+        bad += 1
+        for p in r.problems:
+            where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
+                                                        ("column", p.column)) if v is not None)
+            out.write(f"{d['path']}: {where or 'file'}: {p.message}\n")
+        out.write(f"FAILED {d['path']}: {len(r.problems)} problem(s)\n")
+    for d in skipped:
+        out.write(f"skipped {d['path']}: not a .row file\n")
+    snap_text = "no snapshot" if snap is None else f"snapshot {snap.id}"
+    if ok:
+        out.write(f"ok {args.file} ({snap_text}): {len(results)} .row data file(s)\n")
+    else:
+        out.write(f"FAILED {args.file} ({snap_text}): {bad} of {len(results)} .row data "
+                  f"file(s) have problems\n")
+    return EXIT_OK if ok else EXIT_BAD_FILE
+
+
+def print_table_rows(args, out: IO[str], limit: int | None) -> int:
+    """head (``limit`` rows) and cat (``limit`` None) of a table."""
+    from .rows import _columns
+    from ..paimon.tables import acceleration
+    if getattr(args, "rows", None) is not None:
+        raise UsageError("--rows is for a .row file; a table's rows have no fixed order "
+                         "(use head -n)")
+    if args.schema:
+        raise UsageError("--schema is not for a table: its rows are read with its own schema")
+    table, snap = _open(args)
+    columns = _columns(args.columns)
+    names = list(table.field_names)
+    if columns:
+        unknown = [c for c in columns if c not in names]
+        if unknown:
+            raise UsageError(f"unknown column(s) {unknown}; the table's columns are {names}")
+    from pypaimon.schema.data_types import PyarrowFieldParser
+    fields = table.fields if not columns else [table.field_dict[c] for c in columns]
+    schema = PyarrowFieldParser.from_paimon_schema(fields)
+    printer = RowPrinter(args.format, out)
+    left = limit
+    if snap is not None and (left is None or left > 0):
+        rb = table.new_read_builder()
+        if columns:
+            rb = rb.with_projection(columns)
+        splits = rb.new_scan().plan().splits()
+        with acceleration():
+            reader = rb.new_read().to_arrow_batch_reader(splits)
+            for batch in reader:
+                if left is not None:
+                    if batch.num_rows > left:
+                        batch = batch.slice(0, left)
+                    left -= batch.num_rows
+                if batch.num_rows:
+                    schema = batch.schema
+                    printer.write(batch)
+                if left == 0:
+                    break
+    printer.close(schema)
+    return EXIT_OK

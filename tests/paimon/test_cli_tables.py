@@ -1,0 +1,180 @@
+"""``rowformat inspect/verify/head/cat`` on Paimon table directories."""
+import csv
+import io
+import json
+import os
+import sys
+
+import pyarrow as pa
+import pytest
+
+from rowformat import cli
+
+from ._tables import read, sort, write
+
+SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.float64()),
+                    ("s", pa.string())])
+
+
+def run(capfd, *argv):
+    code = cli.main([str(a) for a in argv])
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def _data(ids, p):
+    return pa.table({"id": pa.array(ids, pa.int64()), "p": [p(i) for i in ids],
+                     "v": [i * 0.5 for i in ids], "s": [f"s{i}" * 3 for i in ids]},
+                    schema=SCHEMA)
+
+
+@pytest.fixture
+def append(wh):
+    t = wh.create("app", SCHEMA, partition_keys=["p"],
+                  options={"bucket": "2", "bucket-key": "id"})
+    write(t, _data(range(0, 300), lambda i: "ab"[i % 2]))
+    write(t, _data(range(300, 400), lambda i: "c"))
+    return wh, os.path.join(wh.root, "db.db", "app")
+
+
+@pytest.fixture
+def pk(wh):
+    t = wh.create("pk", SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    write(t, _data(range(0, 50), lambda i: "x"))
+    write(t, _data(range(25, 75), lambda i: "y"))
+    return wh, os.path.join(wh.root, "db.db", "pk")
+
+
+def _rows_of_jsonl(out):
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def test_inspect_lists_the_snapshot_files(capfd, append):
+    wh, path = append
+    code, out, _ = run(capfd, "inspect", path, "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["snapshot"] == 2 and info["schema_id"] == 0
+    assert info["partition_keys"] == ["p"] and info["primary_keys"] == []
+    assert info["file_format"] == "row"
+    assert sorted(f["path"] for f in info["files"]) == wh.data_files("app")
+    assert {f["partition"] for f in info["files"]} == {"p=a", "p=b", "p=c"}
+    assert {f["bucket"] for f in info["files"]} <= {0, 1}
+    assert info["total_rows"] == 400
+    assert all(f["size"] == os.path.getsize(f["path"]) for f in info["files"])
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0 and "snapshot" in out and "p=c" in out and "bucket-" in out
+
+
+def test_inspect_older_snapshot(capfd, append):
+    _, path = append
+    code, out, _ = run(capfd, "inspect", path, "--json", "--snapshot", "1")
+    assert code == 0
+    info = json.loads(out)
+    assert info["snapshot"] == 1 and info["total_rows"] == 300
+    assert {f["partition"] for f in info["files"]} == {"p=a", "p=b"}
+
+
+def test_verify_ok(capfd, append, pk):
+    for _, path in (append, pk):
+        code, out, _ = run(capfd, "verify", path)
+        assert code == 0, out
+        assert out.splitlines()[-1].startswith(f"ok {path}")
+    code, out, _ = run(capfd, "verify", pk[1], "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+
+
+def test_verify_names_a_corrupt_file(capfd, append):
+    wh, path = append
+    victim = wh.data_files("app")[0]
+    data = bytearray(open(victim, "rb").read())
+    for i in range(8, min(len(data), 40)):
+        data[i] ^= 0xFF
+    with open(victim, "wb") as f:
+        f.write(bytes(data))
+    code, out, _ = run(capfd, "verify", path)
+    assert code == 1
+    assert f"FAILED {victim}" in out
+    assert out.splitlines()[-1].startswith(f"FAILED {path}")
+    code, out, _ = run(capfd, "verify", path, "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert [f["file"] for f in report["files"] if not f["ok"]] == [victim]
+
+
+def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):
+    # Verifying with the bare columns (no _KEY_/_SEQUENCE_NUMBER/_VALUE_KIND)
+    # must fail: the layout matters.
+    from rowformat.cli import paimon_tables as pt
+    monkeypatch.setattr(pt, "file_fields",
+                        lambda table, meta: list(table.schema_manager.get_schema(0).fields))
+    code, out, _ = run(capfd, "verify", pk[1])
+    assert code == 1
+
+
+def test_head_and_cat_equal_pypaimon(capfd, append, pk):
+    for (wh, path), name in ((append, "app"), (pk, "pk")):
+        expected = sort(read(wh.table(name)), "id").to_pylist()
+        code, out, _ = run(capfd, "cat", path)
+        assert code == 0
+        assert sorted(_rows_of_jsonl(out), key=lambda r: r["id"]) == expected
+        code, out, _ = run(capfd, "head", path, "-n", "7", "-f", "jsonl", "-c", "s,id")
+        assert code == 0
+        rows = _rows_of_jsonl(out)
+        assert len(rows) == 7 and all(list(r) == ["s", "id"] for r in rows)
+        by_id = {r["id"]: r for r in expected}
+        assert all(r["s"] == by_id[r["id"]]["s"] for r in rows)
+    code, out, _ = run(capfd, "cat", pk[1], "-f", "csv", "-c", "id")
+    assert code == 0
+    assert sorted(int(r["id"]) for r in csv.DictReader(io.StringIO(out))) == list(range(75))
+
+
+def test_cat_snapshot_picks_an_older_snapshot(capfd, pk):
+    _, path = pk
+    code, out, _ = run(capfd, "cat", path, "--snapshot", "1")
+    assert code == 0
+    rows = _rows_of_jsonl(out)
+    assert sorted(r["id"] for r in rows) == list(range(50))
+    assert {r["p"] for r in rows} == {"x"}
+    code, out, _ = run(capfd, "cat", path)
+    assert {r["p"] for r in _rows_of_jsonl(out) if r["id"] >= 25} == {"y"}
+
+
+def test_usage_errors(capfd, append, tmp_path):
+    _, path = append
+    for argv in (["cat", path, "--rows", "1:3"], ["cat", path, "-c", "nope"],
+                 ["inspect", path, "--snapshot", "9"], ["verify", path, "-s", "a INT"],
+                 ["inspect", path, "--blocks"]):
+        code, _, err = run(capfd, *argv)
+        assert code == 2, argv
+        assert "error" in err
+
+
+def test_parquet_table(capfd, wh):
+    t = wh.create("pq", SCHEMA, options={"file.format": "parquet", "bucket": "1",
+                                         "bucket-key": "id"})
+    write(t, _data(range(10), lambda i: "a"))
+    path = os.path.join(wh.root, "db.db", "pq")
+    code, out, _ = run(capfd, "inspect", path, "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["file_format"] == "parquet" and len(info["files"]) == 1
+    assert info["files"][0]["path"].endswith(".parquet")
+    code, _, err = run(capfd, "verify", path)
+    assert code == 2 and "only .row" in err
+    code, out, _ = run(capfd, "head", path, "-n", "3", "-f", "jsonl")
+    assert code == 0 and len(out.splitlines()) == 3
+
+
+def test_without_pypaimon_is_a_usage_error(capfd, append, monkeypatch):
+    _, path = append
+    monkeypatch.setitem(sys.modules, "pypaimon", None)
+    code, _, err = run(capfd, "inspect", path)
+    assert code == 2
+    assert "pip install 'rowformat[paimon]'" in err
+
+
+def test_snapshot_on_a_file_is_a_usage_error(capfd, append):
+    wh, _ = append
+    code, _, err = run(capfd, "inspect", wh.data_files("app")[0], "--snapshot", "1")
+    assert code == 2 and "--snapshot" in err
