@@ -171,19 +171,46 @@ class Fetcher:
 
 
 class LookupBatches:
-    """The mapInArrow function: input batches plus the looked-up columns."""
+    """The mapInArrow function: input batches plus the looked-up columns.
+    ``locate(batch)`` gives each input row's (path, row number)."""
 
-    def __init__(self, fetcher: Fetcher, path_col: str, row_col: str, out_names: list[str]):
+    def __init__(self, fetcher: Fetcher, locate, out_names: list[str]):
         self.fetcher = fetcher
-        self.path_col = path_col
-        self.row_col = row_col
+        self.locate = locate
         self.out_names = out_names
 
     def __call__(self, batches):
         for b in batches:
-            fetched = self.fetcher.fetch(b.column(self.path_col), b.column(self.row_col))
+            fetched = self.fetcher.fetch(*self.locate(b))
             yield pa.RecordBatch.from_arrays(list(b.columns) + fetched,
                                              names=b.schema.names + self.out_names)
+
+
+class PathAndRow:
+    """locate() of :func:`lookup`: the two columns that hold them."""
+
+    def __init__(self, path_col: str, row_col: str):
+        self.path_col = path_col
+        self.row_col = row_col
+
+    def __call__(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
+        return batch.column(self.path_col), batch.column(self.row_col)
+
+
+def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate):
+    """``df`` through LookupBatches: the looked-up ``columns`` appended as
+    ``prefix`` + name, nullable."""
+    from pyspark.sql.types import StructField, StructType
+    columns = list(row_type.names if columns is None else columns)
+    fields = _spark_fields(row_type, columns)
+    out_names = [prefix + c for c in columns]
+    clash = set(out_names) & set(df.columns)
+    if clash:
+        raise SchemaError(f"{what}: columns {sorted(clash)} exist in the input; pass prefix=")
+    out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
+                                                for o, f in zip(out_names, fields.fields)])
+    fetcher = Fetcher(row_type, columns, fields.json())
+    return df.mapInArrow(LookupBatches(fetcher, locate, out_names), out_schema)
 
 
 class LookupColumn:
@@ -229,17 +256,7 @@ def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix
     table directory; by default the table holding the first path in ``df``
     (one small Spark job). ``columns``: the columns to fetch (default all)."""
     row_type = _schema_from_data(df, path_col) if schema is None else resolve_schema(schema)
-    columns = list(row_type.names if columns is None else columns)
-    fields = _spark_fields(row_type, columns)
-    out_names = [prefix + c for c in columns]
-    clash = set(out_names) & set(df.columns)
-    if clash:
-        raise SchemaError(f"lookup: columns {sorted(clash)} exist in the input; pass prefix=")
-    from pyspark.sql.types import StructField, StructType
-    out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
-                                                for o, f in zip(out_names, fields.fields)])
-    fetcher = Fetcher(row_type, columns, fields.json())
-    return df.mapInArrow(LookupBatches(fetcher, path_col, row_col, out_names), out_schema)
+    return _map_lookup(df, "lookup", row_type, columns, prefix, PathAndRow(path_col, row_col))
 
 
 def lookup_udf(columns=None, *, schema):
@@ -320,21 +337,15 @@ class RowIdRouter:
         return paths.cast(pa.string()), rows
 
 
-class RowIdBatches:
-    """The mapInArrow function of :func:`lookup_row_ids`."""
+class RowIdColumn:
+    """locate() of :func:`lookup_row_ids`: the ids of one column, routed."""
 
-    def __init__(self, router: RowIdRouter, fetcher: Fetcher, id_col: str, out_names: list[str]):
+    def __init__(self, router: RowIdRouter, id_col: str):
         self.router = router
-        self.fetcher = fetcher
         self.id_col = id_col
-        self.out_names = out_names
 
-    def __call__(self, batches):
-        for b in batches:
-            paths, rows = self.router.route(b.column(self.id_col))
-            fetched = self.fetcher.fetch(paths, rows)
-            yield pa.RecordBatch.from_arrays(list(b.columns) + fetched,
-                                             names=b.schema.names + self.out_names)
+    def __call__(self, batch: pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
+        return self.router.route(batch.column(self.id_col))
 
 
 def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
@@ -348,7 +359,6 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
     and row count), and each id is one block read of its file
     (``RowFileReader.take``, through the worker's cached readers). Reads the
     latest snapshot, or ``snapshot_id``."""
-    from pyspark.sql.types import StructField, StructType
     path = os.path.abspath(table)
     t = tb.open_table(path, snapshot_id=snapshot_id)
     if snapshot_id is None:
@@ -356,20 +366,10 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
         if latest is not None:       # pin it: the plan and the files read agree
             t = tb.open_table(path, snapshot_id=latest)
     router = RowIdRouter.from_table(t, path)
-    row_type = tb.row_type(t)
-    columns = list(row_type.names if columns is None else columns)
-    fields = _spark_fields(row_type, columns)
     if row_id_col not in df.columns:
         raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
-    out_names = [prefix + c for c in columns]
-    clash = set(out_names) & set(df.columns)
-    if clash:
-        raise SchemaError(f"lookup_row_ids: columns {sorted(clash)} exist in the input; "
-                          f"pass prefix=")
-    out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
-                                                for o, f in zip(out_names, fields.fields)])
-    fetcher = Fetcher(row_type, columns, fields.json())
-    return df.mapInArrow(RowIdBatches(router, fetcher, row_id_col, out_names), out_schema)
+    return _map_lookup(df, "lookup_row_ids", tb.row_type(t), columns, prefix,
+                       RowIdColumn(router, row_id_col))
 
 
 class _CallableModule(types.ModuleType):
