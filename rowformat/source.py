@@ -163,7 +163,11 @@ def as_rows(rows, n: int, what: str) -> np.ndarray:
     if len(arr):
         # numpy's reductions cost microseconds per call: a lookup's few rows are
         # checked faster as Python ints
-        lo, hi = (arr.min(), arr.max()) if len(arr) > 32 else (min(arr.tolist()), max(arr.tolist()))
+        if len(arr) > 32:
+            lo, hi = arr.min(), arr.max()
+        else:
+            small = arr.tolist()
+            lo, hi = min(small), max(small)
         if lo < 0 or hi >= n:
             bad = lo if lo < 0 else hi
             raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")

@@ -41,7 +41,7 @@ def test_duckdb_queries_the_reader(path):
     with RowFileReader(path, SCHEMA) as r:
         [got] = duckdb.sql("select count(*), sum(id), count(name) from r").fetchall()
         assert got == (2000, sum(range(2000)), 2000 - len(range(0, 2000, 7)))
-        stream = r.to_reader(columns=["id"], selection=[5, 9, 1999], batch_size=2)
+        stream = r.to_reader(columns=["id"], selection=[5, 9, 1999], batch_size=2)  # noqa: F841 - DuckDB's query names it
         assert duckdb.sql("select id from stream order by id").fetchall() == [(5,), (9,), (1999,)]
 
 

@@ -8,7 +8,6 @@ import sys
 import pyarrow as pa
 import pytest
 
-import rowformat
 from rowformat import (ArrayType, AtomicType, DataField, RowFileReader, RowFileWriter, RowType,
                        SchemaError, from_arrow_schema, from_arrow_type, parse_type, schema,
                        schema_json, to_arrow_schema, to_arrow_type, verify)
