@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from .. import schema_json
 from ..errors import SchemaError
-from ..paimon.tables import (SCHEMA_DIR, _Guarded, _import_pypaimon,  # noqa: F401 (re-exported)
-                             acceleration, is_table, open_table)
+from ..paimon.tables import (_import_pypaimon, acceleration,
+                             is_table, open_table)  # noqa: F401 (is_table, open_table: tb.* to the source)
 from ..types import RowType
 
 ROW_ID = "_ROW_ID"
