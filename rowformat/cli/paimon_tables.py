@@ -58,12 +58,8 @@ def _open(args):
 
 
 def _splits(table, snap, columns: list[str] | None = None) -> list[Any]:
-    if snap is None:        # a table without any commit
-        return []
-    rb = table.new_read_builder()
-    if columns is not None:
-        rb = rb.with_projection(columns)
-    return list(rb.new_scan().plan().splits())
+    from ..paimon.tables import plan
+    return [] if snap is None else plan(table, columns)    # None: a table without any commit
 
 
 def _partition(split) -> str:

@@ -73,6 +73,15 @@ def _import_pypaimon():
     return FileStoreTable
 
 
+def plan(table, columns: list[str] | None = None) -> list:
+    """The table's splits (pypaimon's scan of the table's snapshot),
+    reading ``columns`` (default all)."""
+    rb = table.new_read_builder()
+    if columns is not None:
+        rb = rb.with_projection(columns)
+    return list(rb.new_scan().plan().splits())
+
+
 def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
     """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
     ``tag``, the table as of that snapshot (its schema and files)."""

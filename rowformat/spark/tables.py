@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 
 from .. import schema_json
 from ..errors import SchemaError
-from ..paimon.tables import (_import_pypaimon, acceleration,
-                             is_table, open_table)  # noqa: F401 (is_table, open_table: tb.* to the source)
+from ..paimon.tables import _import_pypaimon, acceleration
+from ..paimon.tables import is_table, open_table, plan  # noqa: F401 - the data source uses them as tb.*
 from ..types import RowType
 
 ROW_ID = "_ROW_ID"
@@ -78,14 +78,6 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
 
 
 # ---------------------------------------------------------------- planning and reading
-
-def plan(table, columns: list[str] | None = None) -> list[Any]:
-    """The table's splits (pypaimon's scan of the table's snapshot)."""
-    rb = table.new_read_builder()
-    if columns is not None:
-        rb = rb.with_projection(columns)
-    return list(rb.new_scan().plan().splits())
-
 
 def split_bytes(split) -> int:
     return sum(int(f.file_size or 0) for f in split.files)
