@@ -27,9 +27,11 @@ setup() {
         | sha256sum | cut -c1-16)"
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
-        # editable rebuilds run in this venv, so the build tools live here too
+        # editable rebuilds run in this venv, so the build tools live here too;
+        # without build isolation, dependencies published only as sdists
+        # (pyspark) build here as well: setuptools and wheel
         "$VENV/bin/python" -m pip install -q "scikit-build-core>=0.10" "cython>=3.0" \
-            "cython-cmake>=0.2" cmake ninja
+            "cython-cmake>=0.2" cmake ninja setuptools wheel
         "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test,spark]"
         # Spark finds the paimon-row source by listing pyspark_* modules on
         # sys.path, which an editable install's import hook does not show it

@@ -17,7 +17,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q scikit-build-core cython cython-cmake
+"$VENV/bin/python" -m pip install -q scikit-build-core cython cython-cmake setuptools wheel
 # editable, like run.sh's .venv: pytest runs from the repository root
 "$VENV/bin/python" -m pip install -q --no-build-isolation \
     -C cmake.define.ROWFORMAT_SANITIZE=ON -C cmake.build-type=RelWithDebInfo \
