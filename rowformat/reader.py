@@ -24,7 +24,7 @@ from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import read_footer_and_index
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
-from .source import Source, as_rows, row_number
+from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
 
 DEFAULT_CACHE_BYTES = 64 << 20
@@ -142,6 +142,7 @@ class RowFileReader:
         self._starts = self.block_index.row_starts
         self._ends = np.append(self._starts[1:], self.footer.total_rows).astype(np.int64)
         self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
+        self._all_columns = tuple(range(len(self.schema)))
         # per block (offset, compressed size, uncompressed size, rows) as Python ints: a
         # lookup reads these without numpy scalars
         self._blocks = list(zip(self._offsets.tolist(), self.block_index.compressed_sizes.tolist(),
@@ -210,7 +211,7 @@ class RowFileReader:
     # -- columns ------------------------------------------------------------
     def _column_positions(self, columns: Sequence[str | int] | None) -> tuple[int, ...]:
         if columns is None:
-            return tuple(range(len(self.schema)))
+            return self._all_columns
         out = []
         for c in columns:
             if isinstance(c, str):
@@ -439,6 +440,9 @@ class RowFileReader:
     def take(self, row_numbers, columns=None) -> pa.Table:
         """The rows ``row_numbers``, in the order given (duplicates allowed)."""
         positions = self._column_positions(columns)
+        few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers")
+        if few is not None:
+            return self._take_small(few, positions)
         rows = as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= SMALL_TAKE:
             return self._take_small(rows.tolist(), positions)
@@ -455,6 +459,14 @@ class RowFileReader:
         thread, through the block cache, without numpy's per-call costs."""
         dec = self._decoder(positions)
         starts = self._starts_list
+        if len(rows) == 1:              # a lookup: one span of one block
+            i = rows[0]
+            b = bisect.bisect_right(starts, i) - 1
+            try:
+                dec.decode(self.block(b), None, i - starts[b], i - starts[b] + 1)
+            except RowDecodeError as e:
+                raise self._decode_error(b, e) from None
+            return pa.Table.from_batches([dec.finish()])
         run: list = []
         b = -1
         for i in rows + [None]:

@@ -148,6 +148,20 @@ def row_number(i, n: int, name: str) -> int:
     return i
 
 
+def few_rows(rows, most: int, n: int, what: str) -> list[int] | None:
+    """``rows`` itself when it is a list of at most ``most`` Python ints, each
+    checked to lie in [0, n); else None (as_rows then converts it). A
+    lookup's row numbers skip numpy, whose per-call costs are microseconds."""
+    if type(rows) is not list or len(rows) > most:
+        return None
+    for i in rows:
+        if type(i) is not int:
+            return None
+        if i < 0 or i >= n:
+            raise RowIndexError(f"{what} contains row {i}, outside [0, {n})")
+    return rows
+
+
 def as_rows(rows, n: int, what: str) -> np.ndarray:
     """Row numbers as an int64 array, checked to lie in [0, n)."""
     if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
@@ -159,7 +173,12 @@ def as_rows(rows, n: int, what: str) -> np.ndarray:
     elif isinstance(rows, (pa.Array, pa.ChunkedArray)):
         arr = np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
     else:
-        arr = np.fromiter(rows, dtype=np.int64)
+        arr = np.asarray(rows if isinstance(rows, (list, tuple)) else list(rows))
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+        elif arr.dtype.kind not in "iu":    # 5.0 is not silently row 5
+            raise TypeError(f"{what} must be integers, got {arr.dtype} values")
+        arr = arr.astype(np.int64, copy=False).ravel()
     if len(arr):
         # numpy's reductions cost microseconds per call: a lookup's few rows are
         # checked faster as Python ints

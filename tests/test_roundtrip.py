@@ -186,8 +186,15 @@ def test_take_and_selection_edge_cases(tmp_path):
         assert r.read(selection=[]).num_rows == 0
         assert r.read(selection=range(n - 3, n)).column("a").to_pylist() == [n - 3, n - 2, n - 1]
         assert r.read(selection=np.array([9, 3, 3])).column("a").to_pylist() == [3, 9]
-        with pytest.raises(rowformat.RowIndexError, match="outside"):
-            r.take([n])
+        for bad in ([n], [-1], [3, n + 7]):     # a lookup's list, checked without numpy
+            with pytest.raises(rowformat.RowIndexError, match="outside"):
+                r.take(bad)
+        # row numbers of other integer types take the numpy path, to the same rows
+        assert r.take([np.int64(5), np.int32(1)]).equals(table.take([5, 1]))
+        assert r.take((5, 1)).equals(table.take([5, 1]))
+        for bad in ([5.0], [5, 1.5], ["5"]):
+            with pytest.raises(TypeError):
+                r.take(bad)
         with pytest.raises(IndexError):
             r.get(n)
         assert r.get(np.int64(5)) == r.get(5) == r[5 - n]

@@ -34,10 +34,10 @@ struct ArrowArray {
 };
 #endif
 
-/* An ArrowArray made by rowformat owns: its buffers (malloc'd), the buffers
- * pointer array, its children (malloc'd ArrowArray structs) and the children
- * pointer array (a NULL child, left by running out of memory while
- * building, is skipped). private_data is unused. */
+/* An ArrowArray made by rowformat owns: its buffers (malloc'd), its children
+ * (malloc'd ArrowArray structs), and one allocation holding the buffers
+ * pointers followed by the children pointers (a NULL child, left by running
+ * out of memory while building, is skipped). private_data is unused. */
 static void rf_arrow_release(struct ArrowArray *a) {
     if (a == NULL || a->release == NULL) return;
     for (int64_t i = 0; i < a->n_children; i++) {
@@ -46,9 +46,8 @@ static void rf_arrow_release(struct ArrowArray *a) {
         if (c->release) c->release(c);
         free(c);
     }
-    free(a->children);
     for (int64_t i = 0; i < a->n_buffers; i++) free((void *)a->buffers[i]);
-    free(a->buffers);
+    free(a->buffers);                     /* and the children pointers after them */
     a->release = NULL;
 }
 
@@ -59,15 +58,14 @@ static inline struct ArrowArray *rf_arrow_new(int64_t n_buffers, int64_t n_child
     if (a == NULL) return NULL;
     a->n_buffers = n_buffers;
     a->n_children = n_children;
-    a->buffers = (const void **)calloc(n_buffers ? (size_t)n_buffers : 1, sizeof(void *));
-    a->children = (struct ArrowArray **)calloc(n_children ? (size_t)n_children : 1,
-                                               sizeof(struct ArrowArray *));
-    if (a->buffers == NULL || a->children == NULL) {
-        free((void *)a->buffers);
-        free(a->children);
+    /* one allocation for both pointer arrays: a lookup's batch makes an
+     * array per column, and each allocation shows in its latency */
+    a->buffers = (const void **)calloc((size_t)(n_buffers + n_children) + 1, sizeof(void *));
+    if (a->buffers == NULL) {
         free(a);
         return NULL;
     }
+    a->children = (struct ArrowArray **)(a->buffers + n_buffers);
     a->release = rf_arrow_release;
     return a;
 }

@@ -102,15 +102,21 @@ cdef inline void buf_free(Buf *b) noexcept nogil:
     b.cap = 0
 
 
+cdef enum:
+    TRIM_SLACK = 4096
+
+
 cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
     """Hands the memory over (to an ArrowArray), trimmed to its length so a
-    finished batch does not keep the doubling slack; NULL only when out of memory."""
+    finished batch does not keep the doubling slack (slack under TRIM_SLACK
+    stays: a lookup's tiny buffers skip a realloc each); NULL only when out
+    of memory."""
     cdef uint8_t *p = b.data
     cdef uint8_t *trimmed
     b.hint = b.len
     if p == NULL:
         p = <uint8_t *> calloc(1, 64)
-    elif b.len < b.cap:
+    elif b.cap - b.len > TRIM_SLACK:
         trimmed = <uint8_t *> realloc(p, b.len if b.len > 0 else 1)
         if trimmed != NULL:
             p = trimmed
