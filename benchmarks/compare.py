@@ -155,8 +155,19 @@ def child_timing(a) -> dict:
                             max_output_size=fl.sizes[b])
             plat.append(time.perf_counter_ns() - t0)
     res["get_median_us"] = float(np.median(lat)) / 1e3
+    res["get_p90_us"] = float(np.percentile(lat, 90)) / 1e3
     res["get_p99_us"] = float(np.percentile(lat, 99)) / 1e3
     res["lookups"] = n_lookups
+    if fl:
+        # where in its block each looked-up row fell (0: first row, 1: last),
+        # and the lookups' median in the block's first and second half
+        b = np.searchsorted(starts, rows, side="right") - 1
+        ends = np.append(starts[1:], n)
+        where = (rows - starts[b]) / np.maximum(ends[b] - starts[b] - 1, 1)
+        res["in_block_quartiles"] = [float(q) for q in np.percentile(where, [25, 50, 75])]
+        lat_a = np.asarray(lat)
+        res["get_median_us_first_half"] = float(np.median(lat_a[where < 0.5])) / 1e3
+        res["get_median_us_second_half"] = float(np.median(lat_a[where >= 0.5])) / 1e3
     if fl:
         os.close(fd)
         fres["one_block"] = float(np.median(flat)) / 1e9
@@ -171,6 +182,7 @@ def child_timing(a) -> dict:
             lk.get(i)
             lat.append(time.perf_counter_ns() - t0)
         res["get_cached_median_us"] = float(np.median(lat)) / 1e3
+        res["get_cached_p90_us"] = float(np.percentile(lat, 90)) / 1e3
         res["get_cached_p99_us"] = float(np.percentile(lat, 99)) / 1e3
         # take([i]): a one-row Arrow lookup, block not cached, then cached
         unc, cac = [], []
@@ -183,8 +195,10 @@ def child_timing(a) -> dict:
             t0 = time.perf_counter_ns()
             lk.take(i)
             cac.append(time.perf_counter_ns() - t0)
-        res["take1_median_us"] = float(np.median(unc)) / 1e3
-        res["take1_cached_median_us"] = float(np.median(cac)) / 1e3
+        for key, lat in (("take1", unc), ("take1_cached", cac)):
+            res[f"{key}_median_us"] = float(np.median(lat)) / 1e3
+            res[f"{key}_p90_us"] = float(np.percentile(lat, 90)) / 1e3
+            res[f"{key}_p99_us"] = float(np.percentile(lat, 99)) / 1e3
 
     # one batched lookup of 10k sorted random rows (scaled down with the subset: same density)
     k = max(1, int(round(a.take / scale)))
@@ -336,18 +350,18 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
              f"{meta['commit']}; reader/writer options: {meta['rf_note']}")
     L.append("- versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()))
     L.append(f"- method: {meta['repeat']} runs per operation, median; {meta['lookups']} single-row "
-             f"lookups at random rows (median, p99), one call each on a file opened once; one batched "
+             f"lookups at random rows (median, p90, p99), one call each on a file opened once; one batched "
              f"lookup of {meta['take']:,} sorted random rows; peak memory = peak RSS of a child "
              f"process during the operation (VmHWM, reset just before it) minus its RSS just before it (write: the table is already in "
              f"memory; scan: the result table is included)")
     L.append(f"- regenerate: `{meta['command']}`\n")
 
-    L.append("| format | file size | write | full scan | lookup median | lookup p99 | "
+    L.append("| format | file size | write | full scan | lookup median | lookup p90 | lookup p99 | "
              "10k batched lookup | peak mem write | peak mem scan | notes |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for key, r in results.items():
         if "error" in r:
-            L.append(f"| {key} | error: {r['error']} |||||||||")
+            L.append(f"| {key} | error: {r['error']} ||||||||||")
             continue
         ap = r["scale"] != 1
         notes = r["note"]
@@ -359,18 +373,32 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
         mw, ms = mem.get(key, {}).get("write", {}), mem.get(key, {}).get("scan", {})
         name = r["name"]
         lookup = _fmt_us(r["get_median_us"])
+        p90 = _fmt_us(r["get_p90_us"]) if "get_p90_us" in r else ""
         p99 = _fmt_us(r["get_p99_us"])
         if "get_cached_median_us" in r:
             name += " (block not cached)"
         L.append(f"| {name} | {_fmt_mb(r['size_bytes'], ap)} | {_fmt_t(r['write_s'], ap)} | "
-                 f"{_fmt_t(r['scan_s'], ap)} | {lookup} | {p99} | {_fmt_t(r['take_s'], ap)} | "
+                 f"{_fmt_t(r['scan_s'], ap)} | {lookup} | {p90} | {p99} | {_fmt_t(r['take_s'], ap)} | "
                  f"{_fmt_mb(mw.get('peak_extra_bytes'))} | {_fmt_mb(ms.get('peak_extra_bytes'))} | {notes} |")
         if "get_cached_median_us" in r:
             L.append(f"| {r['name']} (block cached) | | | | {_fmt_us(r['get_cached_median_us'])} | "
-                     f"{_fmt_us(r['get_cached_p99_us'])} | | | | same reader, row's block in the LRU cache |")
-        if "take1_median_us" in r:
-            L.append(f"| {r['name']} take([i]) | | | | {_fmt_us(r['take1_median_us'])} / "
-                     f"{_fmt_us(r['take1_cached_median_us'])} cached | | | | | one-row Arrow lookup |")
+                     f"{_fmt_us(r['get_cached_p90_us'])} | {_fmt_us(r['get_cached_p99_us'])} | | | | "
+                     f"same reader, row's block in the LRU cache |")
+        for key, label in (("take1", "not cached"), ("take1_cached", "cached")):
+            if f"{key}_median_us" in r:
+                L.append(f"| {r['name']} take([i]), block {label} | | | | {_fmt_us(r[f'{key}_median_us'])} | "
+                         f"{_fmt_us(r[f'{key}_p90_us'])} | {_fmt_us(r[f'{key}_p99_us'])} | | | | "
+                         f"one-row Arrow lookup |")
+    rf = results.get("rowformat", {})
+    if "in_block_quartiles" in rf:
+        q = rf["in_block_quartiles"]
+        L.append("")
+        L.append(f"Where the looked-up rows fell in their blocks (0 = a block's first row, 1 = its last): "
+                 f"quartiles {q[0]:.2f} / {q[1]:.2f} / {q[2]:.2f}; rowformat's uncached get(i) median "
+                 f"{_fmt_us(rf['get_median_us_first_half'])} for rows in a block's first half, "
+                 f"{_fmt_us(rf['get_median_us_second_half'])} in its second half (each lookup "
+                 f"decompresses its whole block: a block is one ZSTD frame of one compressed block, "
+                 f"which yields no output before its end).")
 
     if floor:
         L.append("")
@@ -546,10 +574,15 @@ def main(argv=None):
     print(text)
     with open(a.out, "w") as f:
         f.write(text)
+    data = {"meta": meta, "results": results, "memory": mem, "floor": floor, "memcheck": memres}
     with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
-        json.dump({"meta": meta, "results": results, "memory": mem, "floor": floor, "memcheck": memres},
-                  f, indent=1, default=str)
+        json.dump(data, f, indent=1, default=str)
     print(f"wrote {a.out}")
+    try:
+        import chart
+        print("wrote", chart.draw(data, os.path.splitext(a.out)[0] + ".png"))
+    except ImportError as e:       # matplotlib is in the bench extra
+        print(f"no chart: {e}")
 
 
 if __name__ == "__main__":
