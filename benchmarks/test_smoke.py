@@ -51,3 +51,22 @@ def test_memcheck_runs():
     assert p.returncode in (0, 1), p.stderr
     res = json.loads(p.stdout.strip().splitlines()[-1])
     assert res["rows"] == 20000 and res["limit_bytes"] > res["cache_bytes"] > 0
+
+
+def test_compare_report_and_chart(tmp_path):
+    out = tmp_path / "r.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "compare.py"), "--rows", "3000", "--repeat", "1",
+                        "--lookups", "50", "--take", "100", "--peers", "rowformat,parquet", "--no-memory",
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert "| lookup median | lookup p90 | lookup p99 |" in text
+    assert "rowformat take([i]), block cached" in text
+    assert "Where the looked-up rows fell in their blocks" in text
+    data = json.loads((tmp_path / "r.json").read_text())
+    rf = data["results"]["rowformat"]
+    q = rf["in_block_quartiles"]
+    assert 0 <= q[0] <= q[1] <= q[2] <= 1
+    assert rf["get_p90_us"] <= rf["get_p99_us"] and rf["take1_cached_p90_us"] > 0
+    png = (tmp_path / "r.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
