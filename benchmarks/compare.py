@@ -495,6 +495,21 @@ def targets(results, floor, memres):
     return out
 
 
+def paimon_tables(a, work: str) -> str:
+    """benchmarks/paimon_tables.py's table for the same rows (its own child
+    process), without its title; or the error it ended with."""
+    print("pypaimon tables (stock against accelerate()) ...", flush=True)
+    out = os.path.join(work, "paimon.md")
+    cmd = [sys.executable, os.path.join(HERE, "paimon_tables.py"), "--rows", str(a.rows),
+           "--stock-rows", str(min(a.rows, 200_000)), "--pk-rows", str(min(a.rows, 200_000)),
+           "--repeats", str(a.repeat), "--out", out]
+    pr = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if pr.returncode != 0:
+        return "error: " + ((pr.stderr.strip().splitlines() or ["?"])[-1])
+    with open(out) as f:
+        return f.read().split("\n", 1)[1].strip()      # drop its "# ..." title
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -505,6 +520,8 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=2, help="threads= for rowformat, when it has it")
     p.add_argument("--peers", default=",".join(DEFAULT_PEERS))
     p.add_argument("--no-memory", action="store_true", help="skip the peak-memory children")
+    p.add_argument("--no-paimon", action="store_true",
+                   help="skip the pypaimon tables (benchmarks/paimon_tables.py: stock against accelerate())")
     p.add_argument("--workdir", help="scratch directory (default: a temporary one, removed)")
     p.add_argument("--out", default=os.path.join(HERE, "results.md"))
     # internal: child processes
@@ -558,6 +575,7 @@ def main(argv=None):
             pr = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
             memres = (json.loads(pr.stdout.strip().splitlines()[-1]) if pr.returncode in (0, 1)
                       and pr.stdout.strip() else {"error": (pr.stderr.strip().splitlines() or ["?"])[-1]})
+        paimon = None if a.no_paimon else paimon_tables(a, work)
     finally:
         if not a.workdir:
             shutil.rmtree(work, ignore_errors=True)
@@ -569,12 +587,16 @@ def main(argv=None):
             "lookups": a.lookups, "take": a.take,
             "command": f"python benchmarks/compare.py --rows {a.rows}"}
     text = render(results, floor, mem, memres, meta)
+    if paimon:
+        text += "\n## pypaimon tables with `file.format=row`: stock against `rowformat.paimon.accelerate()`\n\n"
+        text += paimon + "\n"
     text += f"\n_Total run time {time.time() - t_start:,.0f} s._\n"
     print()
     print(text)
     with open(a.out, "w") as f:
         f.write(text)
-    data = {"meta": meta, "results": results, "memory": mem, "floor": floor, "memcheck": memres}
+    data = {"meta": meta, "results": results, "memory": mem, "floor": floor, "memcheck": memres,
+            "paimon_tables": paimon}
     with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
         json.dump(data, f, indent=1, default=str)
     print(f"wrote {a.out}")

@@ -56,7 +56,7 @@ def test_memcheck_runs():
 def test_compare_report_and_chart(tmp_path):
     out = tmp_path / "r.md"
     p = subprocess.run([sys.executable, os.path.join(BENCH, "compare.py"), "--rows", "3000", "--repeat", "1",
-                        "--lookups", "50", "--take", "100", "--peers", "rowformat,parquet", "--no-memory",
+                        "--lookups", "50", "--take", "100", "--peers", "rowformat,parquet", "--no-memory", "--no-paimon",
                         "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr
     text = out.read_text()
