@@ -30,6 +30,9 @@ class BlockCache:
         self.hits += 1
         return item[0]
 
+    def __contains__(self, key) -> bool:
+        return key in self._items
+
     def put(self, key, block, nbytes: int):
         if nbytes > self.budget:
             return

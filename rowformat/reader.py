@@ -31,7 +31,12 @@ DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 DEFAULT_MAX_ROW_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 65536
-SMALL_TAKE = 64    # take() of at most this many rows: the lookup path (_take_small)
+SMALL_TAKE = 64    # take() of a list of at most this many rows: located with bisect, no numpy
+# take() decodes in the calling thread when handing the work to the pool and
+# waiting would cost more than it: at most INLINE_ROWS rows and INLINE_COLD
+# blocks to decompress (a thread hop costs about one block's decompression)
+INLINE_ROWS = 1024
+INLINE_COLD = 2
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 
 
@@ -442,47 +447,69 @@ class RowFileReader:
         positions = self._column_positions(columns)
         few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers")
         if few is not None:
-            return self._take_small(few, positions)
+            return self._take_inline(self._list_runs(few), positions)
         rows = as_rows(row_numbers, self.num_rows, "row_numbers")
         if len(rows) <= SMALL_TAKE:
-            return self._take_small(rows.tolist(), positions)
+            return self._take_inline(self._list_runs(rows.tolist()), positions)
+        runs = self._inline_runs(rows)
+        if runs is not None:
+            return self._take_inline(runs, positions)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-        if len(rows) <= 1 or np.all(rows[1:] > rows[:-1]):
+        if np.all(rows[1:] > rows[:-1]):
             batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
             return pa.Table.from_batches(batches, schema=schema)
         unique, inverse = np.unique(rows, return_inverse=True)
         batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(unique)))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
 
-    def _take_small(self, rows: list, positions) -> pa.Table:
-        """take() of a few rows, a lookup's path: in the order given, in this
-        thread, through the block cache, without numpy's per-call costs."""
-        dec = self._decoder(positions)
+    def _list_runs(self, rows: list) -> list:
+        """(block, local row numbers) for each run of ``rows`` in one block, in
+        order; a run of one row is its local row number (an int)."""
         starts = self._starts_list
-        if len(rows) == 1:              # a lookup: one span of one block
-            i = rows[0]
-            b = bisect.bisect_right(starts, i) - 1
-            try:
-                dec.decode(self.block(b), None, i - starts[b], i - starts[b] + 1)
-            except RowDecodeError as e:
-                raise self._decode_error(b, e) from None
-            return pa.Table.from_batches([dec.finish()])
+        if len(rows) == 1:              # a lookup
+            b = bisect.bisect_right(starts, rows[0]) - 1
+            return [(b, rows[0] - starts[b])]
+        runs: list = []
         run: list = []
         b = -1
-        for i in rows + [None]:
-            nb = -1 if i is None else bisect.bisect_right(starts, i) - 1
-            if nb != b and run:         # decode the run of rows in block b
-                try:
-                    if len(run) == 1:   # a span: no array to build
-                        dec.decode(self.block(b), None, run[0], run[0] + 1)
-                    else:
-                        dec.decode(self.block(b), np.array(run, np.int64))
-                except RowDecodeError as e:
-                    raise self._decode_error(b, e) from None
+        for i in rows:
+            nb = bisect.bisect_right(starts, i) - 1
+            if nb != b and run:
+                runs.append((b, run[0] if len(run) == 1 else np.array(run, np.int64)))
                 run = []
-            if i is not None:
-                b = nb
-                run.append(i - starts[b])
+            b = nb
+            run.append(i - starts[b])
+        if run:
+            runs.append((b, run[0] if len(run) == 1 else np.array(run, np.int64)))
+        return runs
+
+    def _inline_runs(self, rows: np.ndarray) -> list | None:
+        """The runs of ``rows`` (as _list_runs) when take() should decode them
+        in this thread (INLINE_ROWS, INLINE_COLD), else None."""
+        if len(rows) > INLINE_ROWS:
+            return None
+        if not len(rows):
+            return []
+        blocks = self._block_of(rows)
+        bounds = [0, *(np.flatnonzero(blocks[1:] != blocks[:-1]) + 1).tolist(), len(rows)]
+        heads = blocks[bounds[:-1]].tolist()
+        cold = sum(1 for b in set(heads) if b not in self._cache)
+        if cold > INLINE_COLD and self.threads > 1:
+            return None
+        local = rows - self._starts[blocks]
+        return [(b, local[lo:hi]) for b, lo, hi in zip(heads, bounds, bounds[1:])]
+
+    def _take_inline(self, runs: list, positions) -> pa.Table:
+        """take() in this thread, run by run, through the block cache."""
+        dec = self._decoder(positions)
+        for b, local in runs:
+            try:
+                if type(local) is int:  # a span: no array to pass
+                    dec.decode(self.block(b), None, local, local + 1)
+                else:
+                    dec.decode(self.block(b), local)
+            except RowDecodeError as e:
+                raise self._decode_error(b, e) from None
         return pa.Table.from_batches([dec.finish()])
 
     # -- lifetime -------------------------------------------------------------

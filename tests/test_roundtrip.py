@@ -337,6 +337,46 @@ def test_range_selection_is_a_span(tmp_path):
             r.read(selection=range(10, 1001))
 
 
+def test_take_in_this_thread_or_on_the_pool(tmp_path):
+    """take() decodes small work in the calling thread through the block cache
+    (the blocks it read are cached afterwards) and hands the rest to the pool
+    (which does not cache); both give table.take's rows, in the order asked."""
+    from rowformat.reader import INLINE_COLD, INLINE_ROWS
+    s = schema("a INT NOT NULL, b STRING")
+    n = 20000
+    table = pa.table({"a": pa.array(np.arange(n, dtype=np.int32)),
+                      "b": pa.array([None if i % 5 == 0 else "x" * (i % 13) for i in range(n)])},
+                     schema=to_arrow_schema(s))
+    p = tmp_path / "t.row"
+    with RowFileWriter(p, s, block_size=2000) as w:
+        w.write(table)
+    rng = np.random.default_rng(11)
+    with RowFileReader(p, s, threads=2) as r:
+        starts = r.block_index.row_starts
+        assert r.num_blocks > 20
+
+        def cases():
+            block = rng.integers(0, r.num_blocks - INLINE_COLD - 1)
+            lo, hi = int(starts[block]), int(starts[block + INLINE_COLD])
+            # inline: many rows, unsorted, duplicated, within INLINE_COLD blocks
+            yield rng.integers(lo, hi, 700), True
+            yield np.sort(rng.integers(lo, hi, INLINE_ROWS)), True
+            # pool: too many rows, or too many blocks to decompress
+            yield rng.integers(lo, hi, INLINE_ROWS + 1), False
+            yield rng.integers(0, n, 200), False
+        for rows, inline in cases():
+            r.clear_cache()
+            for columns in (None, ["b"]):
+                want = table.take(rows) if columns is None else table.select(columns).take(rows)
+                assert r.take(rows, columns=columns).equals(want)
+            assert (r._cache.nbytes > 0) == inline, (len(rows), inline)
+        # once its blocks are cached, a take over many blocks is small work too
+        rows = rng.integers(0, n, 300)
+        for b in range(r.num_blocks):
+            r.block(b)
+        assert r.take(rows).equals(table.take(rows))
+
+
 LOW_MS = (dt.datetime(1, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
 HIGH_MS = (dt.datetime(9999, 12, 31, 23, 59, 59, 999000) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
 
