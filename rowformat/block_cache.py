@@ -45,6 +45,12 @@ class BlockCache:
                 _, (_, size) = self._items.popitem(last=False)
                 self._bytes -= size
 
+    def pop(self, key) -> None:
+        with self._lock:
+            item = self._items.pop(key, None)
+            if item is not None:
+                self._bytes -= item[1]
+
     @property
     def nbytes(self) -> int:
         return self._bytes

@@ -9,7 +9,8 @@ from tests.fuzz import _schemas, _targets
 
 FUZZ = pathlib.Path(__file__).resolve().parent / "fuzz"
 
-TARGETS = {"row_reader": _targets.row_reader, "fory": _targets.fory, "fory_batch": _targets.fory_batch}
+TARGETS = {"row_reader": _targets.row_reader, "fory": _targets.fory, "fory_batch": _targets.fory_batch,
+           "zstd_prefix": _targets.zstd_prefix}
 REGRESSIONS = sorted((t, p) for t in TARGETS for p in (FUZZ / "regressions" / t).glob("*")
                      if p.is_file())
 
@@ -28,6 +29,13 @@ def test_row_reader_seeds():
     assert len(seeds) > 20
     for s in seeds:
         _targets.row_reader(s)
+
+
+def test_zstd_prefix_seeds():
+    seeds = _targets.zstd_prefix_seeds()
+    assert len(seeds) == 5
+    for s in seeds:
+        _targets.zstd_prefix(s)
 
 
 def test_row_reader_seeds_are_valid_files():

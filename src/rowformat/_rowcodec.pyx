@@ -17,6 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t, INT32_M
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.bytearray cimport PyByteArray_FromStringAndSize, PyByteArray_AS_STRING
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.datetime cimport import_datetime, datetime_new
@@ -43,3 +44,4 @@ include "_rowcodec_plan.pxi"        # schema -> Node tree
 include "_rowcodec_encode.pxi"      # Arrow -> row bytes (BlockEncoder)
 include "_rowcodec_decode.pxi"      # row bytes -> Arrow (Block, RowDecoder)
 include "_rowcodec_pyvalues.pxi"    # row bytes -> Python values (decode_row)
+include "_rowcodec_prefix.pxi"      # a block's first rows without decompressing the rest

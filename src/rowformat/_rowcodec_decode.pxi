@@ -504,20 +504,33 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
 @cython.final   # row_span is called per row: a direct call, not through a vtable
 cdef class Block:
     """A decompressed block: its bytes, row count and offset array, checked
-    once so that row access is plain arithmetic."""
+    once so that row access is plain arithmetic.
+
+    ``offsets`` and ``data_end`` describe the rows of a block's decompressed
+    prefix instead (PrefixBlock): the row starts found by walking its rows,
+    in native int32s, and where the last of them ends."""
     cdef readonly object data
     cdef const uint8_t *ptr
     cdef readonly int64_t num_rows
     cdef const uint8_t *offsets
+    cdef object offsets_owner
     cdef int64_t data_end
     cdef Py_buffer view
 
-    def __cinit__(self, data):
+    def __cinit__(self, data, bytes offsets=None, int64_t data_end=-1):
         PyObject_GetBuffer(data, &self.view, PyBUF_SIMPLE)
         self.data = data
         self.ptr = <const uint8_t *> self.view.buf
         cdef int64_t n = self.view.len
         cdef int64_t rc
+        if offsets is not None:
+            if not 0 <= data_end <= n:
+                raise ValueError(f"data_end {data_end} outside the block's {n} bytes")
+            self.offsets_owner = offsets
+            self.offsets = <const uint8_t *> PyBytes_AS_STRING(offsets)
+            self.num_rows = len(offsets) // 4
+            self.data_end = data_end
+            return
         if n < 4:
             raise CorruptFileError(f"block of {n} bytes is shorter than its 4-byte row count")
         rc = rf_ld_i32(self.ptr + n - 4)

@@ -185,4 +185,7 @@ def fory_seeds(cases) -> list[bytes]:
 
 def seeds_for(target: str) -> list[bytes]:
     """The valid inputs a fuzz target's corpus starts from."""
+    if target == "zstd_prefix":
+        from tests.fuzz._targets import zstd_prefix_seeds
+        return zstd_prefix_seeds()
     return row_reader_seeds() if target == "row_reader" else fory_seeds(fory_cases())

@@ -299,3 +299,44 @@ def _err(e: BaseException) -> str:
     msg = str(e)
     # drop numbers so that outcomes, not values, make new leaves
     return type(e).__name__ + ":" + "".join(c for c in msg if not c.isdigit())[-120:]
+
+
+# -- zstd_prefix: the early-stopping ZSTD decoder (src/include/rf_zstd.h) ---
+def zstd_prefix(data: bytes):
+    """Input: 2 bytes choosing where to stop, then a ZSTD frame. Decoding
+    to any point must stay inside the buffers and give bytes that are a
+    prefix of what the frame decodes to further on; a frame libzstd decodes
+    must decode to the same bytes."""
+    import zstandard
+    from rowformat._rowcodec import PrefixBlock
+    if len(data) < 3:
+        return
+    stop, frame = int.from_bytes(data[:2], "little"), data[2:]
+    cap = 1 << 17
+    p = PrefixBlock(frame, cap, 0)
+    first = p.advance(stop)
+    head = p.output()
+    last = p.advance(cap)
+    if first < 0 or last < 0:
+        return
+    assert p.output()[:len(head)] == head
+    try:
+        want = zstandard.ZstdDecompressor().decompress(frame, cap, False, True)
+    except zstandard.ZstdError:
+        return
+    assert p.output() == want
+
+
+def zstd_prefix_seeds() -> list[bytes]:
+    import random
+
+    import zstandard
+    rng = random.Random(7)
+    words = [bytes(rng.randrange(256) for _ in range(rng.randint(2, 9))) for _ in range(40)]
+    text = b"".join(rng.choice(words) for _ in range(20000))[:1 << 17]
+    out = []
+    for level in (1, 3, 19, -5):
+        c = zstandard.ZstdCompressor(level=level, write_content_size=False).compressobj()
+        out.append((1000 * level % 65536).to_bytes(2, "little") + c.compress(text) + c.flush())
+    out.append(b"\x10\x00" + zstandard.ZstdCompressor().compress(bytes(500) + text[:3000]))
+    return out

@@ -1,0 +1,816 @@
+/* rf_zstd.h: a ZSTD frame decoder that can stop early and resume.
+ *
+ * Why: a .row block is one ZSTD frame, and Paimon Java's 64 KiB blocks are
+ * each one *compressed ZSTD block*. libzstd decodes a compressed block
+ * whole (all of its Huffman literals, then all of its sequences) before it
+ * returns a byte, so a lookup of a block's first row costs as much as one of
+ * its last. Decoded in order, a block's output up to position P needs only
+ * the literals and sequences before P: this decoder produces the frame's
+ * output up to a position the caller asks for (rfz_advance) and keeps its
+ * state, so a later call continues where the last one stopped.
+ *
+ * Scope: frames without a dictionary or content checksum, every block type
+ * (raw, RLE, compressed: raw/RLE/Huffman/treeless literals in 1 or 4
+ * streams, predefined/RLE/FSE/repeat sequence tables, repeat offsets).
+ * Anything else returns RFZ_UNSUPPORTED and the caller decompresses with
+ * libzstd, which also gives the error message for a corrupt frame
+ * (RFZ_CORRUPT): this decoder only ever checks what it reads, so a frame it
+ * rejects is decoded by libzstd as well. The format is RFC 8878; the table
+ * constructions follow its section 4.
+ *
+ * Nothing here reads or writes outside the buffers it is given: every input
+ * length is checked before it is used, and the output never exceeds the
+ * capacity the caller gives (the block's uncompressed size from the index).
+ * Little-endian hosts only, like the rest of rowformat's C. */
+#ifndef RF_ZSTD_H
+#define RF_ZSTD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { RFZ_OK = 0, RFZ_CORRUPT = -1, RFZ_UNSUPPORTED = -2, RFZ_NOMEM = -3 };
+
+#define RFZ_BLOCK_MAX (128 * 1024)
+#define RFZ_WINDOW_MAX ((uint64_t)1 << 27)  /* libzstd's default limit for decompression */
+#define RFZ_HUF_LOG_MAX 12
+#define RFZ_LL_LOG_MAX 9
+#define RFZ_ML_LOG_MAX 9
+#define RFZ_OF_LOG_MAX 8
+#define RFZ_LL_MAX 35
+#define RFZ_ML_MAX 52
+#define RFZ_OF_MAX 31
+
+static inline unsigned rfz_highbit(uint32_t v) { return 31u - (unsigned)__builtin_clz(v); }
+static inline uint64_t rfz_le64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* ---- backward bit streams (Huffman literals, FSE weights, sequences) ---- */
+
+typedef struct {
+    const uint8_t *start, *ptr;
+    uint64_t bits;
+    unsigned used;               /* bits of `bits` consumed, from the top */
+} rfz_bits;
+
+enum { RFZ_MORE = 0, RFZ_LAST = 1, RFZ_DONE = 2, RFZ_OVER = 3 };
+
+static int rfz_bits_init(rfz_bits *b, const uint8_t *src, size_t n) {
+    uint8_t last;
+    size_t i;
+    if (n == 0) return RFZ_CORRUPT;
+    last = src[n - 1];
+    if (last == 0) return RFZ_CORRUPT;        /* the last byte carries the end mark */
+    b->start = src;
+    if (n >= 8) {
+        b->ptr = src + n - 8;
+        b->bits = rfz_le64(b->ptr);
+        b->used = 8 - rfz_highbit(last);
+    } else {
+        b->ptr = src;
+        b->bits = 0;
+        for (i = 0; i < n; i++) b->bits |= (uint64_t)src[i] << (8 * i);
+        b->used = 8 - rfz_highbit(last) + (unsigned)(8 - n) * 8;
+    }
+    return RFZ_OK;
+}
+
+/* nb >= 1 */
+static inline uint64_t rfz_peek(const rfz_bits *b, unsigned nb) {
+    return (b->bits << (b->used & 63)) >> ((64 - nb) & 63);
+}
+
+/* nb >= 0 */
+static inline uint64_t rfz_read(rfz_bits *b, unsigned nb) {
+    uint64_t v = ((b->bits << (b->used & 63)) >> 1) >> ((63 - nb) & 63);
+    b->used += nb;
+    return v;
+}
+
+static inline int rfz_reload(rfz_bits *b) {
+    size_t nbytes;
+    if (b->used > 64) return RFZ_OVER;
+    if (b->ptr >= b->start + 8) {
+        b->ptr -= b->used >> 3;
+        b->used &= 7;
+        b->bits = rfz_le64(b->ptr);
+        return RFZ_MORE;
+    }
+    if (b->ptr == b->start) return b->used == 64 ? RFZ_DONE : RFZ_LAST;
+    nbytes = b->used >> 3;
+    if (nbytes > (size_t)(b->ptr - b->start)) nbytes = (size_t)(b->ptr - b->start);
+    b->ptr -= nbytes;
+    b->used -= (unsigned)nbytes * 8;
+    b->bits = rfz_le64(b->ptr);          /* in bounds: ptr only moves back from end - 8 */
+    return b->ptr == b->start ? RFZ_LAST : RFZ_MORE;
+}
+
+static inline int rfz_bits_finished(const rfz_bits *b) {
+    return b->ptr == b->start && b->used == 64;
+}
+
+/* ---- forward bit reading for table descriptions (zero past the end) ---- */
+
+static inline uint32_t rfz_fwd_bits(const uint8_t *src, size_t n, size_t bitpos, unsigned nb) {
+    uint64_t v = 0;
+    size_t byte = bitpos >> 3, i;
+    for (i = 0; i < 5 && byte + i < n; i++) v |= (uint64_t)src[byte + i] << (8 * i);
+    return (uint32_t)((v >> (bitpos & 7)) & ((1ull << nb) - 1));
+}
+
+/* ---- FSE ---- */
+
+typedef struct { uint16_t base; uint8_t sym; uint8_t nbits; } rfz_fse;
+
+/* An FSE table description (RFC 8878 4.1.1): normalized counts of symbols
+ * 0..*max_sym; *used = its bytes. */
+static int rfz_fse_counts(const uint8_t *src, size_t n, unsigned log_max, unsigned sym_max,
+                          int16_t *norm, unsigned *max_sym, unsigned *log, size_t *used) {
+    size_t bp = 0;
+    unsigned s = 0, nb;
+    int remaining, threshold, prev0 = 0;
+    if (n == 0) return RFZ_CORRUPT;
+    *log = (src[0] & 15) + 5;
+    if (*log > log_max) return RFZ_CORRUPT;
+    bp = 4;
+    remaining = (1 << *log) + 1;
+    threshold = 1 << *log;
+    nb = *log + 1;
+    while (remaining > 1 && s <= sym_max) {
+        if (prev0) {          /* 2-bit repeat flags: that many more zero counts */
+            unsigned rep;
+            do {
+                rep = rfz_fwd_bits(src, n, bp, 2);
+                bp += 2;
+                if (s + rep > sym_max) return RFZ_CORRUPT;   /* a count follows them */
+                while (rep--) norm[s++] = 0;
+                rep = rfz_fwd_bits(src, n, bp - 2, 2);
+            } while (rep == 3);
+        }
+        {
+            int max = (2 * threshold - 1) - remaining;
+            int count;
+            uint32_t v = rfz_fwd_bits(src, n, bp, nb);
+            if ((int)(v & (uint32_t)(threshold - 1)) < max) {
+                count = (int)(v & (uint32_t)(threshold - 1));
+                bp += nb - 1;
+            } else {
+                count = (int)(v & (uint32_t)(2 * threshold - 1));
+                if (count >= threshold) count -= max;
+                bp += nb;
+            }
+            count--;
+            remaining -= count < 0 ? -count : count;
+            norm[s++] = (int16_t)count;
+            prev0 = count == 0;
+            while (remaining < threshold) { nb--; threshold >>= 1; }
+        }
+    }
+    if (remaining != 1) return RFZ_CORRUPT;
+    *max_sym = s - 1;
+    *used = (bp + 7) >> 3;
+    if (*used > n) return RFZ_CORRUPT;
+    return RFZ_OK;
+}
+
+static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsigned log) {
+    uint16_t next[256];
+    unsigned size = 1u << log, mask = size - 1, step = (size >> 1) + (size >> 3) + 3;
+    int high = (int)size - 1;
+    unsigned s, u, pos = 0, total = 0;
+    int i;
+    for (s = 0; s <= max_sym; s++) total += norm[s] == -1 ? 1u : (unsigned)norm[s];
+    if (total != size) return RFZ_CORRUPT;
+    for (s = 0; s <= max_sym; s++) {
+        if (norm[s] == -1) {
+            if (high < 0) return RFZ_CORRUPT;
+            t[high--].sym = (uint8_t)s;
+            next[s] = 1;
+        } else {
+            if (norm[s] < 0) return RFZ_CORRUPT;
+            next[s] = (uint16_t)norm[s];
+        }
+    }
+    for (s = 0; s <= max_sym; s++)
+        for (i = 0; i < norm[s]; i++) {
+            t[pos].sym = (uint8_t)s;
+            do pos = (pos + step) & mask; while ((int)pos > high);
+        }
+    if (pos != 0) return RFZ_CORRUPT;
+    for (u = 0; u < size; u++) {
+        unsigned ns = next[t[u].sym]++;
+        unsigned nb = log - rfz_highbit(ns);
+        t[u].nbits = (uint8_t)nb;
+        t[u].base = (uint16_t)((ns << nb) - size);
+    }
+    return RFZ_OK;
+}
+
+/* ---- Huffman ---- */
+
+typedef struct { uint8_t sym; uint8_t nbits; } rfz_huf_entry;
+
+typedef struct {
+    unsigned log;
+    int valid;
+    rfz_huf_entry t[1 << RFZ_HUF_LOG_MAX];
+} rfz_huf;
+
+/* The weights of an FSE-compressed Huffman description: two interleaved
+ * states over one backward stream, until it runs out (RFC 8878 4.2.1.2). */
+static int rfz_huf_fse_weights(const uint8_t *src, size_t n, uint8_t *w, unsigned *nw) {
+    int16_t norm[256];
+    rfz_fse t[1 << 6];
+    unsigned max_sym, log, s1, s2, out = 0;
+    size_t used;
+    rfz_bits b;
+    int rc = rfz_fse_counts(src, n, 6, 255, norm, &max_sym, &log, &used);
+    if (rc) return rc;
+    if ((rc = rfz_fse_build(t, norm, max_sym, log))) return rc;
+    if ((rc = rfz_bits_init(&b, src + used, n - used))) return rc;
+    s1 = (unsigned)rfz_read(&b, log);
+    s2 = (unsigned)rfz_read(&b, log);
+    if (rfz_reload(&b) == RFZ_OVER) return RFZ_CORRUPT;
+    for (;;) {
+        if (out > 253) return RFZ_CORRUPT;
+        w[out++] = t[s1].sym;
+        s1 = t[s1].base + (unsigned)rfz_read(&b, t[s1].nbits);
+        if (rfz_reload(&b) == RFZ_OVER) { w[out++] = t[s2].sym; break; }
+        if (out > 253) return RFZ_CORRUPT;
+        w[out++] = t[s2].sym;
+        s2 = t[s2].base + (unsigned)rfz_read(&b, t[s2].nbits);
+        if (rfz_reload(&b) == RFZ_OVER) { w[out++] = t[s1].sym; break; }
+    }
+    *nw = out;
+    return RFZ_OK;
+}
+
+/* A Huffman tree description (RFC 8878 4.2.1): the decode table; *used =
+ * its bytes. */
+static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) {
+    uint8_t w[256];
+    unsigned nw = 0, i, max_bits, rank1 = 0;
+    uint32_t sum = 0, rest, start[RFZ_HUF_LOG_MAX + 2];
+    unsigned count[RFZ_HUF_LOG_MAX + 2];
+    int rc;
+    h->valid = 0;
+    if (n == 0) return RFZ_CORRUPT;
+    if (src[0] >= 128) {
+        nw = src[0] - 127u;
+        *used = 1 + (nw + 1) / 2;
+        if (*used > n) return RFZ_CORRUPT;
+        for (i = 0; i < nw; i++) w[i] = (i & 1) ? (src[1 + i / 2] & 15) : (src[1 + i / 2] >> 4);
+    } else {
+        *used = 1 + (size_t)src[0];
+        if (*used > n || src[0] == 0) return RFZ_CORRUPT;
+        if ((rc = rfz_huf_fse_weights(src + 1, src[0], w, &nw))) return rc;
+    }
+    memset(count, 0, sizeof count);
+    for (i = 0; i < nw; i++) {
+        if (w[i] > RFZ_HUF_LOG_MAX) return RFZ_CORRUPT;
+        count[w[i]]++;
+        if (w[i]) sum += 1u << (w[i] - 1);
+    }
+    if (sum == 0) return RFZ_CORRUPT;
+    max_bits = rfz_highbit(sum) + 1;
+    if (max_bits > RFZ_HUF_LOG_MAX) return RFZ_CORRUPT;
+    rest = (1u << max_bits) - sum;
+    if (rest & (rest - 1)) return RFZ_CORRUPT;          /* the last weight completes a power of 2 */
+    w[nw] = (uint8_t)(rfz_highbit(rest) + 1);
+    count[w[nw]]++;
+    nw++;
+    rank1 = count[1];
+    if (rank1 < 2 || (rank1 & 1)) return RFZ_CORRUPT;   /* a complete tree */
+    /* canonical codes: the lowest weights (longest codes) take the lowest
+     * table positions, in symbol order within a weight */
+    start[1] = 0;
+    for (i = 1; i <= max_bits; i++) start[i + 1] = start[i] + (count[i] << (i - 1));
+    for (i = 0; i < nw; i++) {
+        unsigned wt = w[i], len, k;
+        if (!wt) continue;
+        len = 1u << (wt - 1);
+        for (k = 0; k < len; k++) {
+            h->t[start[wt] + k].sym = (uint8_t)i;
+            h->t[start[wt] + k].nbits = (uint8_t)(max_bits + 1 - wt);
+        }
+        start[wt] += len;
+    }
+    h->log = max_bits;
+    h->valid = 1;
+    return RFZ_OK;
+}
+
+/* ---- the decoder ---- */
+
+typedef struct {
+    /* the frame */
+    const uint8_t *src;
+    size_t src_size, ip;          /* ip: the next block header */
+    uint64_t window;
+    size_t block_max;
+    int frame_done, last_block;
+    /* output */
+    uint8_t *dst;
+    size_t cap, op;
+    size_t block_out;             /* op where the current block began */
+    /* the current compressed block */
+    int in_block;
+    uint8_t *lit;                 /* RFZ_BLOCK_MAX + 8 bytes */
+    const uint8_t *lit_src;       /* the literals (lit, or the frame's own bytes when raw) */
+    size_t lit_size, lit_pos, lit_avail;
+    int streams;                  /* Huffman streams still decoding: 0, 1 or 4 */
+    rfz_bits hs[4];
+    size_t seg_at[4], seg_end[4];
+    rfz_huf huf;
+    /* sequences */
+    rfz_fse ll_t[1 << RFZ_LL_LOG_MAX], of_t[1 << RFZ_OF_LOG_MAX], ml_t[1 << RFZ_ML_LOG_MAX];
+    int ll_ok, of_ok, ml_ok;
+    unsigned ll_log, of_log, ml_log;
+    rfz_bits sb;
+    unsigned ll_s, of_s, ml_s;
+    size_t nseq, seq_done;
+    size_t rep[3];
+} rfz_dec;
+
+static const int16_t RFZ_LL_DEFAULT[36] = {4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2,
+                                           2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1, -1, -1, -1, -1};
+static const int16_t RFZ_ML_DEFAULT[53] = {1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                           1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                           1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1};
+static const int16_t RFZ_OF_DEFAULT[29] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+                                           1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1};
+static const uint32_t RFZ_LL_BASE[36] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                         16, 18, 20, 22, 24, 28, 32, 40, 48, 64, 128, 256, 512,
+                                         1024, 2048, 4096, 8192, 16384, 32768, 65536};
+static const uint8_t RFZ_LL_BITS[36] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1,
+                                        1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+static const uint32_t RFZ_ML_BASE[53] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+                                         19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+                                         33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131,
+                                         259, 515, 1027, 2051, 4099, 8195, 16387, 32771, 65539};
+static const uint8_t RFZ_ML_BITS[53] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1,
+                                        2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+/* Starts decoding `src` (one frame) into `dst` (cap bytes). RFZ_UNSUPPORTED
+ * for a dictionary, a checksum, a window beyond libzstd's default limit or
+ * a skippable frame. */
+static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
+    size_t p = 5;
+    uint8_t fhd;
+    unsigned fcs_flag, single, did_flag;
+    uint64_t fcs = 0;
+    memset(d, 0, offsetof(rfz_dec, huf));
+    d->huf.valid = 0;
+    d->ll_ok = d->of_ok = d->ml_ok = 0;
+    d->src = src;
+    d->src_size = n;
+    d->dst = dst;
+    d->cap = cap;
+    d->rep[0] = 1; d->rep[1] = 4; d->rep[2] = 8;
+    if (n < 6) return RFZ_CORRUPT;
+    if (!(src[0] == 0x28 && src[1] == 0xb5 && src[2] == 0x2f && src[3] == 0xfd)) return RFZ_UNSUPPORTED;
+    fhd = src[4];
+    fcs_flag = fhd >> 6;
+    single = (fhd >> 5) & 1;
+    did_flag = fhd & 3;
+    if (fhd & 0x08) return RFZ_CORRUPT;                  /* reserved bit */
+    if ((fhd & 0x04) || did_flag) return RFZ_UNSUPPORTED; /* checksum, dictionary */
+    if (!single) {
+        unsigned e = src[5] >> 3, m = src[5] & 7;
+        uint64_t base = (uint64_t)1 << (10 + e);
+        d->window = base + (base / 8) * m;
+        p = 6;
+    }
+    {
+        static const unsigned fcs_size[4] = {0, 2, 4, 8};
+        unsigned fs = fcs_flag == 0 ? (single ? 1 : 0) : fcs_size[fcs_flag], i;
+        if (p + fs > n) return RFZ_CORRUPT;
+        for (i = 0; i < fs; i++) fcs |= (uint64_t)src[p + i] << (8 * i);
+        if (fs == 2) fcs += 256;
+        p += fs;
+        if (single) d->window = fcs;
+        if (fs && fcs != cap) return RFZ_UNSUPPORTED;   /* the caller's size check reports it */
+    }
+    if (d->window > RFZ_WINDOW_MAX) return RFZ_UNSUPPORTED;
+    d->block_max = d->window < RFZ_BLOCK_MAX ? (size_t)d->window : RFZ_BLOCK_MAX;
+    d->ip = p;
+    d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX + 8);
+    if (!d->lit) return RFZ_NOMEM;
+    return RFZ_OK;
+}
+
+static void rfz_free(rfz_dec *d) {
+    free(d->lit);
+    d->lit = NULL;
+}
+
+/* The fast part of rfz_huf_lockstep for M streams (a constant once
+ * inlined, so the loops over streams unroll): 4 symbols per reload (4 x 12
+ * bits <= the 57 a reload leaves) while every stream has 8 bytes before its
+ * position. The container is kept shifted so that each lookup depends only
+ * on the previous one's shift, not on a running bit count. */
+static inline size_t rfz_huf_fast(rfz_bits **b, uint8_t **out, const rfz_huf_entry *t,
+                                  unsigned log, size_t count, const int M) {
+    size_t done = 0;
+    int j;
+    while (count - done >= 4) {
+        uint64_t cur[4];
+        unsigned used[4];
+        int fast = 1;
+        for (j = 0; j < M; j++) fast &= b[j]->ptr >= b[j]->start + 8;
+        if (!fast) break;
+        for (j = 0; j < M; j++) {
+            b[j]->ptr -= b[j]->used >> 3;
+            used[j] = b[j]->used & 7;
+            b[j]->bits = rfz_le64(b[j]->ptr);
+            cur[j] = b[j]->bits << used[j];
+        }
+#define RFZ_HUF_STEP(k)                                                     \
+        for (j = 0; j < M; j++) {                                           \
+            const rfz_huf_entry e = t[cur[j] >> (64 - log)];                \
+            out[j][done + k] = e.sym;                                       \
+            cur[j] <<= e.nbits;                                             \
+            used[j] += e.nbits;                                             \
+        }
+        RFZ_HUF_STEP(0) RFZ_HUF_STEP(1) RFZ_HUF_STEP(2) RFZ_HUF_STEP(3)
+#undef RFZ_HUF_STEP
+        for (j = 0; j < M; j++) b[j]->used = used[j];
+        done += 4;
+    }
+    return done;
+}
+
+/* Decodes `count` more symbols of each of the m Huffman streams idx[0..m),
+ * side by side: the streams are independent, so their table lookups overlap
+ * in the CPU. */
+static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
+    const rfz_huf_entry *t = d->huf.t;
+    unsigned log = d->huf.log;
+    rfz_bits *b[4];
+    uint8_t *out[4];
+    size_t done = 0;
+    int j;
+    for (j = 0; j < m; j++) {
+        b[j] = &d->hs[idx[j]];
+        out[j] = d->lit + d->seg_at[idx[j]];
+    }
+    switch (m) {
+    case 1: done = rfz_huf_fast(b, out, t, log, count, 1); break;
+    case 2: done = rfz_huf_fast(b, out, t, log, count, 2); break;
+    case 3: done = rfz_huf_fast(b, out, t, log, count, 3); break;
+    default: done = rfz_huf_fast(b, out, t, log, count, 4); break;
+    }
+    /* the rest one symbol at a time, with the careful reload */
+    for (j = 0; j < m; j++) {
+        size_t k;
+        for (k = done; k < count; k++) {
+            rfz_huf_entry e;
+            if (rfz_reload(b[j]) == RFZ_OVER) return RFZ_CORRUPT;
+            e = t[rfz_peek(b[j], log)];
+            out[j][k] = e.sym;
+            b[j]->used += e.nbits;
+        }
+        out[j] += count;
+    }
+    for (j = 0; j < m; j++) {
+        size_t at = (size_t)(out[j] - d->lit);
+        d->seg_at[idx[j]] = at;
+        if (at == d->seg_end[idx[j]]) {
+            /* a finished stream must have used exactly its bits */
+            if (rfz_reload(b[j]) == RFZ_OVER || !rfz_bits_finished(b[j])) return RFZ_CORRUPT;
+        }
+    }
+    return RFZ_OK;
+}
+
+/* Makes literals [0, want) of the current block available (lit_avail >= want). */
+static int rfz_literals_upto(rfz_dec *d, size_t want) {
+    int idx[4], m, s, rc;
+    if (want > d->lit_size) want = d->lit_size;
+    while (d->lit_avail < want) {
+        size_t least = (size_t)-1;
+        m = 0;
+        for (s = 0; s < d->streams; s++) {
+            size_t target = d->seg_end[s] < want ? d->seg_end[s] : want;
+            if (d->seg_at[s] < target) {
+                size_t left = target - d->seg_at[s];
+                idx[m++] = s;
+                if (left < least) least = left;
+            }
+        }
+        if (m == 0) return RFZ_CORRUPT;
+        if ((rc = rfz_huf_lockstep(d, idx, m, least))) return rc;
+        /* the available prefix: whole streams, then the first unfinished one's part */
+        d->lit_avail = 0;
+        for (s = 0; s < d->streams; s++) {
+            d->lit_avail = d->seg_at[s];
+            if (d->seg_at[s] < d->seg_end[s]) break;
+        }
+    }
+    return RFZ_OK;
+}
+
+static int rfz_seq_table(const uint8_t *src, size_t n, size_t *p, unsigned mode, rfz_fse *t,
+                         int *ok, unsigned *logp, const int16_t *def, unsigned def_max,
+                         unsigned def_log, unsigned log_max, unsigned sym_max) {
+    int16_t norm[256];
+    unsigned max_sym, log;
+    size_t used;
+    int rc;
+    switch (mode) {
+    case 0:
+        rc = rfz_fse_build(t, def, def_max, def_log);
+        *logp = def_log;
+        break;
+    case 1:
+        if (*p >= n || src[*p] > sym_max) return RFZ_CORRUPT;
+        t[0].sym = src[(*p)++];
+        t[0].nbits = 0;
+        t[0].base = 0;
+        *logp = 0;
+        rc = RFZ_OK;
+        break;
+    case 2:
+        if ((rc = rfz_fse_counts(src + *p, n - *p, log_max, sym_max, norm, &max_sym, &log, &used)))
+            return rc;
+        *p += used;
+        rc = rfz_fse_build(t, norm, max_sym, log);
+        *logp = log;
+        break;
+    default:
+        return *ok ? RFZ_OK : RFZ_CORRUPT;   /* repeat: the previous block's table */
+    }
+    *ok = rc == RFZ_OK;
+    return rc;
+}
+
+/* Starts the compressed block at src[0..n): literals header and table,
+ * sequence header, tables and stream. */
+static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
+    size_t p, regen, comp = 0, hdr;
+    unsigned type, sf;
+    int rc;
+    if (n < 1) return RFZ_CORRUPT;
+    type = src[0] & 3;
+    sf = (src[0] >> 2) & 3;
+    d->streams = 0;
+    if (type < 2) {
+        if ((sf & 1) == 0) { regen = src[0] >> 3; hdr = 1; }
+        else if (sf == 1) { if (n < 2) return RFZ_CORRUPT; regen = (src[0] >> 4) + ((size_t)src[1] << 4); hdr = 2; }
+        else { if (n < 3) return RFZ_CORRUPT; regen = (src[0] >> 4) + ((size_t)src[1] << 4) + ((size_t)src[2] << 12); hdr = 3; }
+        if (regen > d->block_max) return RFZ_CORRUPT;
+        if (type == 0) {
+            if (hdr + regen > n) return RFZ_CORRUPT;
+            d->lit_src = src + hdr;
+            p = hdr + regen;
+        } else {
+            if (hdr + 1 > n) return RFZ_CORRUPT;
+            memset(d->lit, src[hdr], regen);
+            d->lit_src = d->lit;
+            p = hdr + 1;
+        }
+        d->lit_size = d->lit_avail = regen;
+    } else {
+        const uint8_t *h;
+        size_t used = 0, seg, total, sizes[4];
+        int s;
+        if (sf <= 1) {
+            uint32_t v;
+            if (n < 3) return RFZ_CORRUPT;
+            v = src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16);
+            regen = (v >> 4) & 0x3ff; comp = (v >> 14) & 0x3ff; hdr = 3;
+        } else if (sf == 2) {
+            uint32_t v;
+            if (n < 4) return RFZ_CORRUPT;
+            v = src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16) | ((uint32_t)src[3] << 24);
+            regen = (v >> 4) & 0x3fff; comp = v >> 18; hdr = 4;
+        } else {
+            uint64_t v;
+            if (n < 5) return RFZ_CORRUPT;
+            v = src[0] | ((uint64_t)src[1] << 8) | ((uint64_t)src[2] << 16) | ((uint64_t)src[3] << 24)
+                | ((uint64_t)src[4] << 32);
+            regen = (size_t)((v >> 4) & 0x3ffff); comp = (size_t)((v >> 22) & 0x3ffff); hdr = 5;
+        }
+        if (regen > d->block_max || hdr + comp > n) return RFZ_CORRUPT;
+        h = src + hdr;
+        if (type == 2) {
+            if ((rc = rfz_huf_read(&d->huf, h, comp, &used))) return rc;
+        } else if (!d->huf.valid) {
+            return RFZ_CORRUPT;                            /* treeless without a tree */
+        }
+        h += used;
+        total = comp - used;
+        if (sf == 0) {
+            d->streams = 1;
+            sizes[0] = total;
+            d->seg_at[0] = 0;
+            d->seg_end[0] = regen;
+        } else {
+            if (regen < 6 || total < 10) return RFZ_CORRUPT;
+            sizes[0] = h[0] | ((size_t)h[1] << 8);
+            sizes[1] = h[2] | ((size_t)h[3] << 8);
+            sizes[2] = h[4] | ((size_t)h[5] << 8);
+            if (sizes[0] + sizes[1] + sizes[2] + 6 > total) return RFZ_CORRUPT;
+            sizes[3] = total - 6 - sizes[0] - sizes[1] - sizes[2];
+            h += 6;
+            seg = (regen + 3) / 4;
+            d->streams = 4;
+            for (s = 0; s < 4; s++) {
+                d->seg_at[s] = seg * (size_t)s;
+                d->seg_end[s] = s < 3 ? seg * (size_t)(s + 1) : regen;
+            }
+        }
+        for (s = 0; s < d->streams; s++) {
+            if ((rc = rfz_bits_init(&d->hs[s], h, sizes[s]))) return rc;
+            h += sizes[s];
+        }
+        d->lit_src = d->lit;
+        d->lit_size = regen;
+        d->lit_avail = 0;
+        for (s = 0; s < d->streams; s++)       /* empty streams are finished at once */
+            if (d->seg_at[s] == d->seg_end[s]) {
+                if (rfz_reload(&d->hs[s]) == RFZ_OVER || !rfz_bits_finished(&d->hs[s]))
+                    return RFZ_CORRUPT;
+            }
+        for (s = 0; s < d->streams; s++) {
+            d->lit_avail = d->seg_at[s];
+            if (d->seg_at[s] < d->seg_end[s]) break;
+        }
+        p = hdr + comp;
+    }
+    d->lit_pos = 0;
+    /* sequences */
+    if (p >= n) return RFZ_CORRUPT;
+    {
+        unsigned b0 = src[p];
+        if (b0 == 0) { d->nseq = 0; p += 1; }
+        else if (b0 < 128) { d->nseq = b0; p += 1; }
+        else if (b0 < 255) { if (p + 2 > n) return RFZ_CORRUPT; d->nseq = ((b0 - 128) << 8) + src[p + 1]; p += 2; }
+        else { if (p + 3 > n) return RFZ_CORRUPT; d->nseq = src[p + 1] + ((size_t)src[p + 2] << 8) + 0x7F00; p += 3; }
+    }
+    d->seq_done = 0;
+    if (d->nseq == 0) {
+        if (p != n) return RFZ_CORRUPT;
+        return RFZ_OK;
+    }
+    {
+        unsigned modes;
+        if (p >= n) return RFZ_CORRUPT;
+        modes = src[p++];
+        if (modes & 3) return RFZ_CORRUPT;
+        if ((rc = rfz_seq_table(src, n, &p, modes >> 6, d->ll_t, &d->ll_ok, &d->ll_log,
+                                RFZ_LL_DEFAULT, 35, 6, RFZ_LL_LOG_MAX, RFZ_LL_MAX))) return rc;
+        if ((rc = rfz_seq_table(src, n, &p, (modes >> 4) & 3, d->of_t, &d->of_ok, &d->of_log,
+                                RFZ_OF_DEFAULT, 28, 5, RFZ_OF_LOG_MAX, RFZ_OF_MAX))) return rc;
+        if ((rc = rfz_seq_table(src, n, &p, (modes >> 2) & 3, d->ml_t, &d->ml_ok, &d->ml_log,
+                                RFZ_ML_DEFAULT, 52, 6, RFZ_ML_LOG_MAX, RFZ_ML_MAX))) return rc;
+    }
+    if ((rc = rfz_bits_init(&d->sb, src + p, n - p))) return rc;
+    return RFZ_OK;
+}
+
+
+/* One sequence: its literals, then its match (RFC 8878 3.1.1.4-5). */
+static inline int rfz_execute(rfz_dec *d, size_t ll, size_t off, size_t ml) {
+    uint8_t *o;
+    const uint8_t *m;
+    if (ll > d->lit_size - d->lit_pos || ll + ml > d->cap - d->op
+        || ll + ml > d->block_max - (d->op - d->block_out)) return RFZ_CORRUPT;
+    if (d->lit_avail < d->lit_pos + ll) {
+        int rc = rfz_literals_upto(d, d->lit_pos + ll + 4096);
+        if (rc) return rc;
+    }
+    o = d->dst + d->op;
+    memcpy(o, d->lit_src + d->lit_pos, ll);
+    d->lit_pos += ll;
+    o += ll;
+    if (off == 0 || off > (size_t)(o - d->dst)) return RFZ_CORRUPT;
+    m = o - off;
+    if (off >= ml) {
+        memcpy(o, m, ml);
+    } else {
+        size_t k;                         /* overlapping: a repeated pattern */
+        for (k = 0; k < ml; k++) o[k] = m[k];
+    }
+    d->op += ll + ml;
+    return RFZ_OK;
+}
+
+static int rfz_sequence(rfz_dec *d) {
+    rfz_bits *b = &d->sb;
+    const rfz_fse ll_e = d->ll_t[d->ll_s], of_e = d->of_t[d->of_s], ml_e = d->ml_t[d->ml_s];
+    unsigned of_code = of_e.sym, ml_code = ml_e.sym, ll_code = ll_e.sym;
+    size_t off, ml, ll, ov;
+    if (of_code > RFZ_OF_MAX || ml_code > RFZ_ML_MAX || ll_code > RFZ_LL_MAX) return RFZ_CORRUPT;
+    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+    ov = ((size_t)1 << of_code) + (size_t)rfz_read(b, of_code);
+    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+    ml = RFZ_ML_BASE[ml_code] + (size_t)rfz_read(b, RFZ_ML_BITS[ml_code]);
+    ll = RFZ_LL_BASE[ll_code] + (size_t)rfz_read(b, RFZ_LL_BITS[ll_code]);
+    if (ov > 3) {
+        off = ov - 3;
+        d->rep[2] = d->rep[1]; d->rep[1] = d->rep[0]; d->rep[0] = off;
+    } else {
+        size_t i = ov - 1 + (ll == 0);    /* with no literals, the repeat codes shift by one */
+        if (i == 0) {
+            off = d->rep[0];
+        } else {
+            off = i == 3 ? d->rep[0] - 1 : d->rep[i];
+            if (i != 1) d->rep[2] = d->rep[1];
+            d->rep[1] = d->rep[0];
+            d->rep[0] = off;
+        }
+    }
+    if (++d->seq_done < d->nseq) {        /* next states: literals, match, offset */
+        if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+        d->ll_s = ll_e.base + (unsigned)rfz_read(b, ll_e.nbits);
+        d->ml_s = ml_e.base + (unsigned)rfz_read(b, ml_e.nbits);
+        d->of_s = of_e.base + (unsigned)rfz_read(b, of_e.nbits);
+    }
+    return rfz_execute(d, ll, off, ml);
+}
+
+/* Ends the current compressed block: the literals after its last sequence,
+ * and every stream used up exactly. */
+static int rfz_block_end(rfz_dec *d) {
+    size_t rest = d->lit_size - d->lit_pos;
+    int rc;
+    if (d->nseq && (rfz_reload(&d->sb) == RFZ_OVER || !rfz_bits_finished(&d->sb))) return RFZ_CORRUPT;
+    if ((rc = rfz_literals_upto(d, d->lit_size))) return rc;
+    if (rest > d->cap - d->op || rest > d->block_max - (d->op - d->block_out)) return RFZ_CORRUPT;
+    memcpy(d->dst + d->op, d->lit_src + d->lit_pos, rest);
+    d->op += rest;
+    d->lit_pos = d->lit_size;
+    d->in_block = 0;
+    return RFZ_OK;
+}
+
+/* Decodes until at least `target` bytes of output exist (or the frame
+ * ends: then d->frame_done). */
+static int rfz_advance(rfz_dec *d, size_t target) {
+    int rc;
+    if (target > d->cap) target = d->cap;
+    while (d->op < target && !d->frame_done) {
+        if (!d->in_block) {
+            uint32_t bh;
+            size_t bsize, type;
+            if (d->last_block) {
+                d->frame_done = 1;
+                break;
+            }
+            if (d->ip + 3 > d->src_size) return RFZ_CORRUPT;
+            bh = d->src[d->ip] | ((uint32_t)d->src[d->ip + 1] << 8) | ((uint32_t)d->src[d->ip + 2] << 16);
+            d->ip += 3;
+            d->last_block = bh & 1;
+            type = (bh >> 1) & 3;
+            bsize = bh >> 3;
+            d->block_out = d->op;
+            if (bsize > d->block_max) return RFZ_CORRUPT;
+            if (type == 0) {                      /* raw */
+                if (bsize > d->src_size - d->ip || bsize > d->cap - d->op) return RFZ_CORRUPT;
+                memcpy(d->dst + d->op, d->src + d->ip, bsize);
+                d->op += bsize;
+                d->ip += bsize;
+            } else if (type == 1) {               /* RLE: bsize copies of one byte */
+                if (d->ip + 1 > d->src_size || bsize > d->cap - d->op) return RFZ_CORRUPT;
+                memset(d->dst + d->op, d->src[d->ip], bsize);
+                d->op += bsize;
+                d->ip += 1;
+            } else if (type == 2) {
+                if (bsize > d->src_size - d->ip) return RFZ_CORRUPT;
+                if ((rc = rfz_block_start(d, d->src + d->ip, bsize))) return rc;
+                d->ip += bsize;
+                d->in_block = 1;
+                if (d->nseq) {
+                    rfz_bits *b = &d->sb;
+                    d->ll_s = (unsigned)rfz_read(b, d->ll_log);
+                    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+                    d->of_s = (unsigned)rfz_read(b, d->of_log);
+                    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+                    d->ml_s = (unsigned)rfz_read(b, d->ml_log);
+                    /* the literals this output needs, as a share of the block's, in one go */
+                    {
+                        size_t want = target - d->op, room = d->cap - d->op;
+                        if (room > d->block_max) room = d->block_max;
+                        if (room && want < room)
+                            want = (size_t)((double)d->lit_size * want / room) + 1024;
+                        else
+                            want = d->lit_size;
+                        if ((rc = rfz_literals_upto(d, want))) return rc;
+                    }
+                }
+            } else {
+                return RFZ_CORRUPT;
+            }
+            continue;
+        }
+        while (d->seq_done < d->nseq && d->op < target)
+            if ((rc = rfz_sequence(d))) return rc;
+        if (d->seq_done == d->nseq && (rc = rfz_block_end(d))) return rc;
+    }
+    if (!d->in_block && d->last_block) d->frame_done = 1;
+    return RFZ_OK;
+}
+
+#endif
