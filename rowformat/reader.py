@@ -37,11 +37,11 @@ SMALL_TAKE = 64    # take() of a list of at most this many rows: located with bi
 # blocks to decompress (a thread hop costs about one block's decompression)
 INLINE_ROWS = 1024
 INLINE_COLD = 2
-# A lookup of a row in the first PREFIX_SHARE of its block's rows decompresses
+# With prefix_lookups, a lookup of a row in the first PREFIX_SHARE of its block's rows decompresses
 # only the block's prefix up to that row (PrefixBlock); past it, the whole
 # block through libzstd is as fast (measured on 64 KiB level-1 blocks: the
 # prefix decoder's literals run serially where libzstd's run four at a time)
-PREFIX_SHARE = 0.55
+PREFIX_SHARE = 0.5
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 
 
@@ -123,15 +123,25 @@ class RowFileReader:
     with ``pread`` first: faster scans and lookups, as with pyarrow's option
     of that name, and the same caveat: the file must not be truncated while
     it is open (touching unmapped pages kills the process with SIGBUS).
+    ``prefix_lookups=True`` lets get() and small take()s of rows in the first
+    half of an uncached block decompress only the block's prefix up to the
+    row (and resume it for the next lookup in the block), finding the row by
+    walking the rows before it. The cost: such a lookup cannot check the row
+    lengths against the block's offset array (it sits at the block's end),
+    so a block whose bytes are damaged in a way that still parses returns
+    what they say instead of an error; read(), verify() and the default
+    check every row against it.
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
                  max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None,
-                 max_row_size: int = DEFAULT_MAX_ROW_SIZE, memory_map: bool = False):
+                 max_row_size: int = DEFAULT_MAX_ROW_SIZE, memory_map: bool = False,
+                 prefix_lookups: bool = False):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
         self.max_row_size = max_row_size
+        self.prefix_lookups = prefix_lookups
         self._source = Source(path_or_file, memory_map)
         self.name = self._source.name
         try:
@@ -215,7 +225,7 @@ class RowFileReader:
         if block is not None:
             return block
         offset, size, usize, rows = self._blocks[b]
-        if last >= rows * PREFIX_SHARE:
+        if not self.prefix_lookups or last >= rows * PREFIX_SHARE:
             return self.block(b)
         prefix = self._cache.get(~b)
         if prefix is None:

@@ -152,7 +152,8 @@ def rows_file(tmp_path_factory):
 @pytest.mark.parametrize("cache_bytes", [0, 1 << 20])
 def test_get_equals_rows(rows_file, memory_map, cache_bytes):
     path, rows, _ = rows_file
-    with RowFileReader(path, SCHEMA, memory_map=memory_map, cache_bytes=cache_bytes) as r:
+    with RowFileReader(path, SCHEMA, memory_map=memory_map, cache_bytes=cache_bytes,
+                       prefix_lookups=True) as r:
         order = list(range(len(rows)))
         random.Random(2).shuffle(order)
         for i in order:
@@ -162,7 +163,7 @@ def test_get_equals_rows(rows_file, memory_map, cache_bytes):
 def test_take_equals_read(rows_file):
     path, _, table = rows_file
     rng = random.Random(4)
-    with RowFileReader(path, SCHEMA) as r:
+    with RowFileReader(path, SCHEMA, prefix_lookups=True) as r:
         for _ in range(200):
             r.clear_cache()
             picked = [rng.randrange(table.num_rows) for _ in range(rng.randint(1, 6))]
@@ -175,7 +176,7 @@ def test_lookup_resumes_the_prefix(rows_file):
     same block continues from there; a row past PREFIX_SHARE takes the whole
     block, which replaces the prefix in the cache."""
     path, rows, _ = rows_file
-    with RowFileReader(path, SCHEMA) as r:
+    with RowFileReader(path, SCHEMA, prefix_lookups=True) as r:
         n = r._blocks[3][3]
         start = r._starts_list[3]
         assert r.get(start) == rows[start]
@@ -197,7 +198,7 @@ def test_java_written_file(fixture_path):
     with RowFileReader(fixture_path, s) as r:
         want = r.read().to_pylist()
     for i in range(2):
-        with RowFileReader(fixture_path, s) as r:
+        with RowFileReader(fixture_path, s, prefix_lookups=True) as r:
             assert r.take([i]).to_pylist() == [want[i]]
             assert r.get(i) == tuple(want[i].values())
 
@@ -214,7 +215,7 @@ def test_corrupt_frame_names_the_block(rows_file, tmp_path):
         data[offset + k] ^= 0x5A
     bad = tmp_path / "bad.row"
     bad.write_bytes(bytes(data))
-    with RowFileReader(bad, SCHEMA) as r:
+    with RowFileReader(bad, SCHEMA, prefix_lookups=True) as r:
         with pytest.raises(CorruptFileError, match=r"bad\.row: block 2"):
             r.get(start)
         with pytest.raises(CorruptFileError, match=r"bad\.row: block 2"):
@@ -222,8 +223,19 @@ def test_corrupt_frame_names_the_block(rows_file, tmp_path):
         assert r.get(0) is not None
 
 
+def test_off_by_default(rows_file):
+    """The default lookup decompresses the whole block and checks the row
+    against the block's offset array (tests/test_verify_limits.py: a damaged
+    string length that still parses is an error, not a longer string)."""
+    path, rows, _ = rows_file
+    with RowFileReader(path, SCHEMA) as r:
+        assert not r.prefix_lookups
+        assert r.get(3) == rows[3]
+        assert ~0 not in r._cache and 0 in r._cache
+
+
 def test_bytesio_source(rows_file):
     path, rows, _ = rows_file
-    with RowFileReader(io.BytesIO(path.read_bytes()), SCHEMA) as r:
+    with RowFileReader(io.BytesIO(path.read_bytes()), SCHEMA, prefix_lookups=True) as r:
         for i in range(0, len(rows), 97):
             assert r.get(i) == rows[i]
