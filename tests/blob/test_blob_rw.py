@@ -57,6 +57,23 @@ def test_text_file_object_is_rejected_and_file_discarded(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_writing_to_a_stream_gives_the_same_bytes(tmp_path):
+    rows = [b"a", None, b"", PLACEHOLDER, io.BytesIO(b"s" * 5000)]
+    path = tmp_path / "f.blob"
+    with BlobFileWriter(path, "BLOB") as w:
+        w.write_many(rows[:4] + [io.BytesIO(b"s" * 5000)])
+    seen = []
+    out = io.BytesIO()
+    w = BlobFileWriter(out, "BLOB", chunk_size=1000, consumer=seen.append)
+    w.write_many(rows)
+    w.close()
+    assert not out.closed and out.getvalue() == path.read_bytes()
+    assert [(d.uri, d.offset, d.length) for d in seen] == [
+        ("<stream>", 4, 1), ("<stream>", 21, 0), ("<stream>", 37, 5000)]
+    w.close()                                   # closing again writes nothing more
+    assert out.getvalue() == path.read_bytes()
+
+
 def test_file_appears_only_on_successful_close(tmp_path):
     path = tmp_path / "a.blob"
     with pytest.raises(KeyError):
