@@ -158,7 +158,8 @@ def make_blob_reader_class(stock: type) -> type:
                 raise RuntimeError(PLACEHOLDER_ERROR)
             target = self._schema.field(0).type
             if not self._as_descriptor:
-                column = reader.take(rows).column(0).combine_chunks()
+                # take() builds one array (combine_chunks() would copy even that one)
+                column = reader.take(rows).column(0).chunk(0)
                 return pa.RecordBatch.from_arrays([_types.conform(column, target)],
                                                   schema=self._schema)
             values: list = []
