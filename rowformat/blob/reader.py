@@ -298,7 +298,7 @@ class BlobFileReader:
         ends = np.cumsum(np.where(valid, lengths - ENTRY_OVERHEAD, 0), dtype=np.int64)
         offsets = np.concatenate([np.zeros(1, np.int64), ends])
         data = np.empty(int(offsets[-1]), np.uint8)
-        out = memoryview(data)
+        out = data.data
         k = 0                                  # output position of the run's first row
         for run, start, end in self._runs(rows):
             if start is not None and end is not None and end - start > COALESCE:
@@ -318,7 +318,9 @@ class BlobFileReader:
                                      null_count=nulls)
 
     def _stream_into(self, i: int, out: memoryview) -> None:
-        with self.open(i) as f:
+        f = self.open(i)
+        assert isinstance(f, RangeStream), "a row with an entry"
+        with f:
             for at in range(0, len(out), DEFAULT_READ):
                 f.readinto(out[at:at + DEFAULT_READ])
 

@@ -48,7 +48,7 @@ from ._reader import _pypaimon, _with_path, local_path
 PLACEHOLDER_ERROR = "Blob placeholder is not supported by FormatBlobReader yet."
 
 
-def make_blob_reader_class(stock: type) -> type:
+def make_blob_reader_class(stock: Any) -> type:
     """A subclass of pypaimon's FormatBlobReader (pypaimon's readers test
     ``isinstance(reader, FormatBlobReader)`` to pass the shard range)."""
     Blob = _pypaimon("pypaimon.table.row.blob").Blob
@@ -179,7 +179,7 @@ def make_blob_reader_class(stock: type) -> type:
                     values.append([(k, self._serialized(d)) for k, d in elements.items()])
             return pa.RecordBatch.from_arrays([pa.array(values, type=target)], schema=self._schema)
 
-        def _serialized(self, d: Optional[BlobDescriptor]) -> Optional[bytes]:
+        def _serialized(self, d: Any) -> Optional[bytes]:
             # pypaimon's descriptors name the file as pypaimon was given it
             # (a table path or URI), not as rowformat opened it
             return None if d is None else BlobDescriptor(self._file_path, d.offset,
@@ -188,6 +188,7 @@ def make_blob_reader_class(stock: type) -> type:
         def _value(self, r: int):
             reader = self._reader
             assert reader is not None, "closed"
+            blob: Any
             if self._as_descriptor:
                 blob = reader.descriptor(r) if self._kind == "BLOB" else reader.element_descriptors(r)
                 wrap = self._ref

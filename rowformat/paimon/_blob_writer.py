@@ -20,7 +20,7 @@ flushed when it asks, as pypaimon does.
 from __future__ import annotations
 
 import importlib
-from typing import Optional
+from typing import Any, Optional
 
 from ..blob import PLACEHOLDER, BlobFileWriter
 from ..blob.writer import DEFAULT_CHUNK
@@ -53,7 +53,7 @@ class _LazyStream:
             stream.close()
 
 
-def make_blob_writer_class(stock: type) -> type:
+def make_blob_writer_class(stock: Any) -> type:
     """A subclass of pypaimon's BlobFormatWriter (so that its static
     conversions, constants and ``isinstance`` checks stay as they are)."""
     blob_mod = importlib.import_module("pypaimon.table.row.blob")
