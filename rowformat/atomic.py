@@ -83,6 +83,23 @@ class AtomicOutput:
                 pass
 
 
+class StreamOutput:
+    """AtomicOutput's interface over a binary stream the caller opened and
+    will close, for writers that must hand their bytes to someone else's
+    stream (a FileIO's output stream): writes go straight to it, commit()
+    flushes it, discard() leaves it as it is. Nothing is atomic: a stream
+    cannot take back bytes, so its owner deletes what a failed writer left."""
+
+    def __init__(self, stream):
+        self.file = stream
+
+    def commit(self, durable: bool = True) -> None:
+        self.file.flush()
+
+    def discard(self) -> None:
+        pass
+
+
 class AtomicWriter:
     """The lifetime of a writer whose file appears only when close()
     succeeds. A subclass sets ``path``, ``durable`` and ``_out`` (an
@@ -92,7 +109,7 @@ class AtomicWriter:
 
     path: str
     durable: bool
-    _out: AtomicOutput
+    _out: AtomicOutput | StreamOutput
     _state = "open"
 
     def _finish(self) -> None:

@@ -25,7 +25,7 @@ from .descriptor import BlobDescriptor
 from .kind import PLACEHOLDER, BlobPlaceholder, resolve_blob_type
 from .meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex
 from .payload import PayloadError, array_layout, map_layout, slices
-from .stream import RangeStream
+from .stream import DEFAULT_READ, RangeStream
 
 SMALL_ENTRY = 1 << 20        # open() reads entries up to this size whole and verifies them at once
 COALESCE = 8 << 20           # read() merges adjacent entries into reads of up to this size
@@ -118,15 +118,20 @@ class BlobFileReader:
         payload = entry[4:-12]
         if self.kind.kind == "BLOB":
             return bytes(payload)
-        read = lambda o, n: payload[o:o + n]   # noqa: E731  bounds were checked by the layout
+        keys, offsets, lengths = self._layout(i, lambda o, n: payload[o:o + n], len(payload))
+        values = slices(payload, offsets, lengths)
+        return values if keys is None else dict(zip(keys, values))
+
+    def _layout(self, i: int, read, payload_length: int):
+        """(keys, offsets, lengths) of the elements of ARRAY or MAP row ``i``
+        (keys None for an ARRAY), offsets relative to the payload, reading
+        only the nested header and indexes through ``read``."""
         try:
             if self.kind.kind == "ARRAY":
-                offsets, lengths = array_layout(read, len(payload))
-                return slices(payload, offsets, lengths)
-            keys, offsets, lengths = map_layout(read, len(payload), self.kind.keys)
+                return (None, *array_layout(read, payload_length))
+            return map_layout(read, payload_length, self.kind.keys)
         except PayloadError as e:
             raise self._fail(i, str(e)) from None
-        return dict(zip(keys, slices(payload, offsets, lengths)))
 
     def get(self, i: int):
         """Row ``i``: bytes (BLOB), a list (ARRAY) or dict (MAP) of bytes and
@@ -158,20 +163,15 @@ class BlobFileReader:
             return 0, payload_length
         if self.kind.kind == "BLOB":
             raise TypeError(f"{self.name} holds BLOB rows, which have no elements")
-        try:
-            if self.kind.kind == "ARRAY":
-                offsets, lengths = array_layout(read, payload_length)
-                j = int(element)
-                if not -len(lengths) <= j < len(lengths):
-                    raise IndexError(f"{self.name}: row {i} has {len(lengths)} elements, "
-                                     f"not {element}")
-            else:
-                keys, offsets, lengths = map_layout(read, payload_length, self.kind.keys)
-                if element not in keys:
-                    raise KeyError(f"{self.name}: row {i} has no key {element!r}")
-                j = keys.index(element)
-        except PayloadError as e:
-            raise self._fail(i, str(e)) from None
+        keys, offsets, lengths = self._layout(i, read, payload_length)
+        if keys is None:
+            j = int(element)
+            if not -len(lengths) <= j < len(lengths):
+                raise IndexError(f"{self.name}: row {i} has {len(lengths)} elements, not {element}")
+        else:
+            if element not in keys:
+                raise KeyError(f"{self.name}: row {i} has no key {element!r}")
+            j = keys.index(element)
         if lengths[j] < 0:
             return None
         return int(offsets[j]), int(lengths[j])
@@ -187,6 +187,24 @@ class BlobFileReader:
         r = self._element_range(i, element, lambda o, n: self._read(start + o, n),
                                 int(self._lengths[i]) - ENTRY_OVERHEAD)
         return None if r is None else BlobDescriptor(self.name, start + r[0], r[1])
+
+    def element_descriptors(self, i: int):
+        """Descriptors of every element of ARRAY or MAP row ``i``: a list, or
+        a dict by key, with None for a null element; None for a null row,
+        PLACEHOLDER for a placeholder row. Reads only the nested header and
+        indexes (one layout walk for all elements, where ``descriptor(i, e)``
+        walks it once per element)."""
+        i = self._row(i)
+        if self.kind.kind == "BLOB":
+            raise TypeError(f"{self.name} holds BLOB rows, which have no elements")
+        if self._lengths[i] < 0:
+            return None if self._lengths[i] == NULL_LENGTH else PLACEHOLDER
+        start = int(self._offsets[i]) + 4
+        keys, offsets, lengths = self._layout(i, lambda o, n: self._read(start + o, n),
+                                              int(self._lengths[i]) - ENTRY_OVERHEAD)
+        values = [None if n < 0 else BlobDescriptor(self.name, start + o, n)
+                  for o, n in zip(offsets.tolist(), lengths.tolist())]
+        return values if keys is None else dict(zip(keys, values))
 
     def open(self, i: int, element=None) -> RangeStream | BlobPlaceholder | None:
         """A read-only binary file object over row ``i``'s payload (BLOB) or
@@ -223,38 +241,92 @@ class BlobFileReader:
         return RangeStream(self._read, start + r[0], r[1], name=name, crc=crc, finish=finish)
 
     # -- Arrow ------------------------------------------------------------------------
-    def _values(self, rows: np.ndarray) -> Iterator[tuple[int, object]]:
-        """(row, value) for sorted ``rows``. Entries adjacent in the file are
-        read together in pieces of up to COALESCE bytes; null and placeholder
-        rows take no bytes, so they do not break a run."""
+    def _runs(self, rows: np.ndarray) -> Iterator[tuple[list[int], int | None, int | None]]:
+        """``rows`` in the order given, cut into runs whose entries are
+        adjacent in the file, of up to COALESCE bytes each (a larger entry is
+        a run of its own): (rows, start, end) with the run's byte range, None
+        for a run of null and placeholder rows only, which take no bytes and
+        so do not break a run."""
         run: list[int] = []
-        start = end = None                 # byte range of the run's entries
+        start = end = None
         for r in rows.tolist():
             length = int(self._lengths[r])
             if length >= 0:
                 o = int(self._offsets[r])
                 if start is not None and (o != end or o + length - start > COALESCE):
-                    yield from self._run(run, start, end)
+                    yield run, start, end
                     run, start = [], None
                 if start is None:
                     start = o
                 end = o + length
             run.append(r)
         if run:
-            yield from self._run(run, start, end)
+            yield run, start, end
 
-    def _run(self, rows: list[int], start: int | None, end: int | None):
+    def _run_entries(self, rows: list[int], start: int | None, end: int | None):
+        """(row, verified entry or None) of one run, read in one piece."""
         data = None if start is None or end is None else memoryview(self._read(start, end - start))
         for r in rows:
             length = int(self._lengths[r])
             if length < 0:
-                yield r, (None if length == NULL_LENGTH else PLACEHOLDER)
+                yield r, None
                 continue
             assert data is not None and start is not None   # a run with an entry has a range
             o = int(self._offsets[r]) - start
             entry = data[o:o + length]
             self._verify(r, entry)
-            yield r, self._decode(r, entry)
+            yield r, entry
+
+    def _values(self, rows: np.ndarray) -> Iterator[tuple[int, object]]:
+        """(row, value) for ``rows``, read run by run."""
+        for run in self._runs(rows):
+            for r, entry in self._run_entries(*run):
+                if entry is None:
+                    yield r, (None if self._lengths[r] == NULL_LENGTH else PLACEHOLDER)
+                else:
+                    yield r, self._decode(r, entry)
+
+    def _blob_column(self, rows: np.ndarray) -> pa.Array:
+        """BLOB ``rows`` (in the order given) as one large_binary array, the
+        payloads copied straight into its data buffer: a run of entries is
+        read whole and verified, an entry above COALESCE bytes is streamed in
+        pieces and CRC-checked as it streams. So the peak is the array plus
+        one run, where bytes values then ``pa.array`` held every payload
+        three times over. Null and placeholder rows are null."""
+        lengths = self._lengths[rows]
+        valid = lengths >= 0
+        ends = np.cumsum(np.where(valid, lengths - ENTRY_OVERHEAD, 0), dtype=np.int64)
+        offsets = np.concatenate([np.zeros(1, np.int64), ends])
+        data = np.empty(int(offsets[-1]), np.uint8)
+        out = data.data
+        k = 0                                  # output position of the run's first row
+        for run, start, end in self._runs(rows):
+            if start is not None and end is not None and end - start > COALESCE:
+                for j, r in enumerate(run):
+                    if self._lengths[r] >= 0:
+                        self._stream_into(r, out[offsets[k + j]:offsets[k + j + 1]])
+            else:
+                for j, (r, entry) in enumerate(self._run_entries(run, start, end)):
+                    if entry is not None:
+                        out[offsets[k + j]:offsets[k + j + 1]] = entry[4:-12]
+            k += len(run)
+        n = len(rows)
+        nulls = n - int(np.count_nonzero(valid))
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        return pa.Array.from_buffers(pa.large_binary(), n,
+                                     [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                     null_count=nulls)
+
+    def _stream_into(self, i: int, out: memoryview) -> None:
+        f = self.open(i)
+        assert isinstance(f, RangeStream), "a row with an entry"
+        with f:
+            for at in range(0, len(out), DEFAULT_READ):
+                f.readinto(out[at:at + DEFAULT_READ])
+
+    def _table(self, column: pa.Array) -> pa.Table:
+        field = pa.field(self.column, self.kind.arrow_type)
+        return pa.Table.from_arrays([column], schema=pa.schema([field]))
 
     def _arrow(self, pairs) -> pa.Table:
         values = []
@@ -267,8 +339,7 @@ class BlobFileReader:
                                                f"key cannot be represented in Arrow")
                 v = list(v.items())
             values.append(v)
-        field = pa.field(self.column, self.kind.arrow_type)
-        return pa.Table.from_arrays([pa.array(values, type=field.type)], schema=pa.schema([field]))
+        return self._table(pa.array(values, type=self.kind.arrow_type))
 
     def read(self, selection=None) -> pa.Table:
         """The selected rows (a pyroaring BitMap or iterable of row numbers,
@@ -278,11 +349,15 @@ class BlobFileReader:
             rows = np.arange(self.num_rows)
         else:
             rows = np.unique(as_rows(selection, self.num_rows, "selection"))
+        if self.kind.kind == "BLOB":
+            return self._table(self._blob_column(rows))
         return self._arrow(self._values(rows))
 
     def take(self, rows) -> pa.Table:
         """The rows ``rows`` in the order given (duplicates allowed)."""
         rows = as_rows(rows, self.num_rows, "rows")
+        if self.kind.kind == "BLOB":
+            return self._table(self._blob_column(rows))
         unique, inverse = np.unique(rows, return_inverse=True)
         values = list(self._values(unique))
         return self._arrow(values[k] for k in inverse.ravel().tolist())

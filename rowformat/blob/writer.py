@@ -16,7 +16,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from .. import _blob
-from ..atomic import AtomicOutput, AtomicWriter
+from ..atomic import AtomicOutput, AtomicWriter, StreamOutput
 from ..errors import RowFormatError, ValueConversionError
 from .descriptor import BlobDescriptor
 from .kind import PLACEHOLDER, resolve_blob_type
@@ -105,16 +105,25 @@ class BlobFileWriter(AtomicWriter):
     pairs) from keys to such values or None. ``consumer``, when given, is
     called with a BlobDescriptor(path, offset, length) of each non-null blob
     written, like Paimon's BlobConsumer. Not to be shared between threads.
+
+    ``path`` may also be a writable binary stream (anything with ``write``
+    and ``flush``): the file's bytes are written to it as they come, and
+    ``close()`` flushes it but leaves it open. Such a file is not atomic:
+    after a failure the stream holds a partial file.
     """
 
     def __init__(self, path, blob_type, *, chunk_size: int = DEFAULT_CHUNK, consumer=None,
                  durable: bool = False):
         self.kind = resolve_blob_type(blob_type)
-        self.path = os.fspath(path)
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
         self.durable = durable   # fsync before the rename (survives a power loss)
-        self._out = AtomicOutput(self.path, buffering=1 << 16)
+        if hasattr(path, "write"):
+            self.path = str(getattr(path, "name", "<stream>"))
+            self._out = StreamOutput(path)
+        else:
+            self.path = os.fspath(path)
+            self._out = AtomicOutput(self.path, buffering=1 << 16)
         self._file = self._out.file
         self._sink = _Sink(self._file, self.path, chunk_size, consumer)
         self._lengths: list[int] = []

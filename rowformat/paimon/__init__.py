@@ -1,4 +1,5 @@
-"""pypaimon tables with their ``.row`` data files read and written by rowformat.
+"""pypaimon tables with their ``.row`` data files and ``.blob`` files read and
+written by rowformat.
 
 ::
 
@@ -11,7 +12,7 @@
     with rowformat.paimon.accelerated():   # only inside the block (nests; thread-safe)
         table.new_read_builder().new_read().to_arrow(splits)
 
-Acceleration replaces two things in pypaimon, at the narrowest points:
+Acceleration replaces these things in pypaimon, at the narrowest points:
 
 * reads: the ``FormatRowReader`` name in ``pypaimon.read.split_read`` (the only
   module that builds it) becomes a reader with pypaimon's contract --
@@ -23,10 +24,16 @@ Acceleration replaces two things in pypaimon, at the narrowest points:
   bytes RowFileWriter writes (Paimon Java's ZSTD frames, without a content
   size: pypaimon's own writer adds one, so only the frames differ; the
   decompressed blocks are the same). Everything else pypaimon writes -- file
-  metadata and statistics, manifests, snapshots -- is pypaimon's own.
+  metadata and statistics, manifests, snapshots -- is pypaimon's own;
+* ``.blob`` files (BLOB, ARRAY<BLOB>, MAP<K, BLOB> columns of data-evolution
+  tables): the ``FormatBlobReader`` name in ``split_read`` (streamed,
+  CRC-checked reads; see ``_blob_reader``) and the ``BlobFormatWriter`` name
+  in each module writing ``.blob`` files with it (Paimon Java's bytes,
+  streamed to the FileIO's stream; see ``_blob_writer``). ``.video`` files
+  stay pypaimon's.
 
-A malformed data file raises :class:`rowformat.CorruptFileError` naming the
-file. ``.blob`` files of data-evolution tables stay pypaimon's.
+A malformed data or ``.blob`` file raises :class:`rowformat.CorruptFileError`
+naming the file.
 
 Only the tested pypaimon versions (``TESTED_VERSIONS``) are accelerated, and
 only when the patched attributes are pypaimon's own with the expected
@@ -108,7 +115,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
     """The (owner, name, stock value, replacement) patches, after checking
     that each stock value is pypaimon's own with the expected signature."""
     global _reader_class
-    from . import _reader, _writer
+    from . import _blob_patches, _reader, _writer
 
     _check_version()
     split_read = _import("pypaimon.read.split_read")
@@ -167,7 +174,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
         (split_read, "FormatRowReader", stock_reader, _reader_class),
         (row_writer, "FormatRowWriter", stock_writer, _writer.StreamRowWriter),
         (file_io_cls, "write_row", stock_write_row, _writer.local_write_row),
-    ]
+    ] + _blob_patches.plan()
 
 
 def _apply() -> None:
@@ -191,8 +198,8 @@ def _undo() -> None:
 
 
 def accelerate() -> None:
-    """Reads and writes the ``.row`` data files of every pypaimon table in
-    this process through rowformat, until :func:`restore`. Idempotent.
+    """Reads and writes the ``.row`` data files and ``.blob`` files of every
+    pypaimon table in this process through rowformat, until :func:`restore`. Idempotent.
     Raises :class:`PaimonIntegrationError` (and patches nothing) for an
     untested pypaimon."""
     global _explicit
@@ -212,7 +219,7 @@ def restore() -> None:
 
 
 def is_accelerated() -> bool:
-    """Whether pypaimon's ``.row`` files currently go through rowformat."""
+    """Whether pypaimon's ``.row`` and ``.blob`` files currently go through rowformat."""
     with _LOCK:
         return _patches is not None
 

@@ -57,6 +57,23 @@ def test_text_file_object_is_rejected_and_file_discarded(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_writing_to_a_stream_gives_the_same_bytes(tmp_path):
+    rows = [b"a", None, b"", PLACEHOLDER, io.BytesIO(b"s" * 5000)]
+    path = tmp_path / "f.blob"
+    with BlobFileWriter(path, "BLOB") as w:
+        w.write_many(rows[:4] + [io.BytesIO(b"s" * 5000)])
+    seen = []
+    out = io.BytesIO()
+    w = BlobFileWriter(out, "BLOB", chunk_size=1000, consumer=seen.append)
+    w.write_many(rows)
+    w.close()
+    assert not out.closed and out.getvalue() == path.read_bytes()
+    assert [(d.uri, d.offset, d.length) for d in seen] == [
+        ("<stream>", 4, 1), ("<stream>", 21, 0), ("<stream>", 37, 5000)]
+    w.close()                                   # closing again writes nothing more
+    assert out.getvalue() == path.read_bytes()
+
+
 def test_file_appears_only_on_successful_close(tmp_path):
     path = tmp_path / "a.blob"
     with pytest.raises(KeyError):
@@ -224,6 +241,53 @@ def test_open_elements_of_nested_rows(tmp_path, monkeypatch):
                 r.open(0, 4)
             with pytest.raises(TypeError):
                 r.open(0)
+
+
+def test_arrow_reads_stream_entries_above_coalesce(monkeypatch, tmp_path):
+    """read()/take() copy a large entry into the column in DEFAULT_READ
+    pieces (never the whole entry at once) and check its CRC as it streams."""
+    from rowformat.blob import stream
+    monkeypatch.setattr(blob_reader, "COALESCE", 3000)
+    monkeypatch.setattr(blob_reader, "SMALL_ENTRY", 1000)
+    monkeypatch.setattr(stream, "DEFAULT_READ", 4096)
+    monkeypatch.setattr(blob_reader, "DEFAULT_READ", 4096)
+    path = tmp_path / "l.blob"
+    with BlobFileWriter(path, "BLOB") as w:
+        w.write_many([b"a", None, CountingReader(50_000), b"", PLACEHOLDER, b"z" * 10])
+    with BlobFileReader(path, "BLOB") as r:
+        reads = []
+        real = r._source.read
+        monkeypatch.setattr(r._source, "read", lambda o, n: reads.append(n) or real(o, n))
+        want = [b"a", None, _pattern(0, 50_000), b"", None, b"z" * 10]
+        assert r.read().column(0).to_pylist() == want
+        assert max(reads) == 4096
+        assert r.take([2, 0, 2, 4]).column(0).to_pylist() == [want[2], b"a", want[2], None]
+    data = bytearray(path.read_bytes())
+    data[17 + 4 + 40_000] ^= 1                    # inside row 2's payload (row 0 is 17 bytes)
+    path.write_bytes(data)
+    with BlobFileReader(path, "BLOB") as r:
+        with pytest.raises(CorruptFileError, match=r"l\.blob: row 2 .*CRC32 mismatch"):
+            r.read()
+        assert r.take([0, 5]).column(0).to_pylist() == [b"a", b"z" * 10]
+
+
+def test_element_descriptors_of_nested_rows(tmp_path):
+    path = tmp_path / "e.blob"
+    with BlobFileWriter(path, "ARRAY<BLOB>") as w:
+        w.write_many([[b"one", None, b"three"], None, PLACEHOLDER])
+    with BlobFileReader(path, "ARRAY<BLOB>") as r:
+        ds = r.element_descriptors(0)
+        assert ds[1] is None and ds[0] == r.descriptor(0, 0) and ds[2] == r.descriptor(0, 2)
+        with ds[2].open() as f:
+            assert f.read() == b"three"
+        assert r.element_descriptors(1) is None and r.element_descriptors(2) is PLACEHOLDER
+    mpath = tmp_path / "m.blob"
+    with BlobFileWriter(mpath, "MAP<INT, BLOB>") as w:
+        w.write({7: b"seven", 8: None})
+    with BlobFileReader(mpath, "MAP<INT, BLOB>") as r:
+        assert r.element_descriptors(0) == {7: r.descriptor(0, 7), 8: None}
+    with BlobFileReader(path, "BLOB") as r, pytest.raises(TypeError, match="no elements"):
+        r.element_descriptors(0)
 
 
 def test_reader_over_file_object_and_closed_reader(write_blob):
