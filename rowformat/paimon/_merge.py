@@ -233,8 +233,11 @@ def merged_values(sr: Any) -> Optional[pa.Table]:
     None when there are none. Raises Fallback."""
     key_arity = len(sr.trimmed_primary_key)
     value_fields = sr.read_fields[-sr.value_arity:]
-    mask_of = (_predicate.compile_mask(sr.predicate_for_reader, value_fields)
-               if sr.predicate_for_reader is not None else None)
+    try:
+        mask_of = (_predicate.compile_mask(sr.predicate_for_reader, value_fields)
+                   if sr.predicate_for_reader is not None else None)
+    except _predicate.Unsupported as e:
+        raise Fallback(f"the predicate: {e}") from e
     table, starts = _read_files(sr)
     if table is None:
         return None
@@ -249,7 +252,10 @@ def merged_values(sr: Any) -> Optional[pa.Table]:
     values = table.select(range(key_arity + 2, table.num_columns)).take(winners)
     values = as_pypaimon_rows(values.rename_columns([f.name for f in value_fields]))
     if mask_of is not None:
-        values = values.filter(mask_of(values))
+        try:
+            values = values.filter(mask_of(values))
+        except _predicate.Unsupported as e:
+            raise Fallback(f"the predicate: {e}") from e
     if sr.limit is not None:
         values = values.slice(0, max(0, sr.limit))
     if sr.outer_extract_name_paths:
@@ -319,7 +325,7 @@ def make_create_reader(stock: Callable[[Any], Any]) -> Callable[[Any], Any]:
         if unsupported(self) is None:
             try:
                 return _merged_reader_class()(merged_values(self))
-            except (Fallback, _predicate.Unsupported):
+            except Fallback:
                 pass
         return stock(self)
 

@@ -102,8 +102,8 @@ def _leaf(method: str, col: pa.Array, lits: List[Any]) -> pa.Array:
         values = [lit for lit in lits if lit is not None]
         if method == "notIn" and len(values) != len(lits):
             return _all(n, False)          # any null literal: NOT IN is never true
-        if not values:
-            return _all(n, False)
+        if not values:           # IN () is never true, NOT IN () for every value
+            return col.is_valid() if method == "notIn" else _all(n, False)
         lt = _common_type(col.type, values)
         found = pc.is_in(col.cast(lt), value_set=pa.array(values, lt))
         if method == "notIn":
