@@ -11,13 +11,17 @@
     with rowformat.paimon.accelerated():   # only inside the block (nests; thread-safe)
         table.new_read_builder().new_read().to_arrow(splits)
 
-Acceleration replaces two things in pypaimon, at the narrowest points:
+Acceleration replaces three things in pypaimon, at the narrowest points:
 
 * reads: the ``FormatRowReader`` name in ``pypaimon.read.split_read`` (the only
   module that builds it) becomes a reader with pypaimon's contract --
   projection by name, missing fields as nulls, primary-key system fields,
   ``row_indices``, the Arrow push-down predicate, ``batch_size`` -- that
   decodes with rowformat (see ``_reader``);
+* merged reads: ``MergeFileSplitRead.create_reader``, which sort-merges a
+  primary-key split's rows in Python, computes the same rows with Arrow
+  where that is provably pypaimon's result (the ``deduplicate`` engine) and
+  calls pypaimon's own method otherwise (see ``_merge``);
 * writes: ``LocalFileIO.write_row`` and the ``FormatRowWriter`` name the
   other FileIOs' ``write_row`` import (see ``_writer``). Data files get the
   bytes RowFileWriter writes (Paimon Java's ZSTD frames, without a content
