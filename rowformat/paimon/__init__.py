@@ -19,6 +19,10 @@ Acceleration replaces these things in pypaimon, at the narrowest points:
   projection by name, missing fields as nulls, primary-key system fields,
   ``row_indices``, the Arrow push-down predicate, ``batch_size`` -- that
   decodes with rowformat (see ``_reader``);
+* merged reads: ``MergeFileSplitRead.create_reader``, which sort-merges a
+  primary-key split's rows in Python, computes the same rows with Arrow
+  where that is provably pypaimon's result (the ``deduplicate`` engine) and
+  calls pypaimon's own method otherwise (see ``_merge``);
 * writes: ``LocalFileIO.write_row`` and the ``FormatRowWriter`` name the
   other FileIOs' ``write_row`` import (see ``_writer``). Data files get the
   bytes RowFileWriter writes (Paimon Java's ZSTD frames, without a content
@@ -75,6 +79,10 @@ _READER_PARAMS = ["self", "file_io", "file_path", "read_fields", "full_fields",
 _WRITE_ROW_PARAMS = ["self", "path", "data", "fields", "zstd_level", "kwargs"]
 _WRITER_PARAMS = ["self", "output_stream", "fields", "block_size", "zstd_level"]
 _WRITER_IMPORT = "from pypaimon.write.writer.format_row_writer import FormatRowWriter"
+_SUPPLIER_PARAMS = ["self", "file", "for_merge_read", "read_fields", "row_tracking_enabled",
+                    "row_ranges", "physical_row_ranges", "shard_range"]
+_MERGE_READ_METHODS = ("_get_final_read_data_fields", "_needs_blob_inline_convert",
+                       "_outer_reapplies_predicate_after_projection")
 _STREAM_FILE_IOS = [("pypaimon.filesystem.pyarrow_file_io", "PyArrowFileIO"),
                     ("pypaimon.filesystem.hdfs_native_file_io", "HdfsNativeFileIO")]
 
@@ -115,7 +123,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
     """The (owner, name, stock value, replacement) patches, after checking
     that each stock value is pypaimon's own with the expected signature."""
     global _reader_class
-    from . import _blob_patches, _reader, _writer
+    from . import _blob_patches, _merge, _reader, _writer
 
     _check_version()
     split_read = _import("pypaimon.read.split_read")
@@ -168,10 +176,24 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
         _expect(_WRITER_IMPORT in source,
                 f"{cls_name}.write_row does not write through FormatRowWriter")
 
+    merge_read: Any = getattr(split_read, "MergeFileSplitRead", None)
+    _expect(isinstance(merge_read, type), "no MergeFileSplitRead class in pypaimon.read.split_read")
+    stock_create: Any = merge_read.__dict__.get("create_reader")
+    _expect(inspect.isfunction(stock_create) and stock_create.__module__ == split_read.__name__,
+            "MergeFileSplitRead.create_reader is not pypaimon's (another patch?)")
+    _expect(_params(stock_create) == ["self"],
+            f"MergeFileSplitRead.create_reader{inspect.signature(stock_create)}")
+    supplier: Any = getattr(merge_read, "file_reader_supplier", None)
+    _expect(callable(supplier) and _params(supplier) == _SUPPLIER_PARAMS,
+            "MergeFileSplitRead.file_reader_supplier has another signature")
+    for name in _MERGE_READ_METHODS:
+        _expect(callable(getattr(merge_read, name, None)), f"MergeFileSplitRead lacks {name}()")
+
     if _reader_class is None or _reader_class._rowformat_stock is not stock_reader:
         _reader_class = _reader.make_reader_class(stock_reader)
     return [
         (split_read, "FormatRowReader", stock_reader, _reader_class),
+        (merge_read, "create_reader", stock_create, _merge.make_create_reader(stock_create)),
         (row_writer, "FormatRowWriter", stock_writer, _writer.StreamRowWriter),
         (file_io_cls, "write_row", stock_write_row, _writer.local_write_row),
     ] + _blob_patches.plan()

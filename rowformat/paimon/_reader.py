@@ -156,7 +156,11 @@ def make_reader_class(stock: type) -> type:
             assert reader is not None
             size = self._batch_size
             if self._row_indices is None:
-                yield from reader.iter_batches(columns=self._columns, batch_size=size)
+                # as many batches decoding ahead as the pool has threads, as read()
+                # does (readahead=1 keeps two in flight: all of 2 cores, not of more);
+                # a table is often one split, which pypaimon reads in one thread
+                yield from reader.iter_batches(columns=self._columns, batch_size=size,
+                                               readahead=reader.threads)
                 return
             rows = self._row_indices
             for start in range(0, len(rows), size):

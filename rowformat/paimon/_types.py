@@ -40,14 +40,18 @@ def row_type(fields: Sequence[Any], key: str | None = None) -> RowType:
     return rt
 
 
+def floor_divide(values, divisor: int):
+    """``values // divisor`` (int64 Arrow values, Python's flooring);
+    Arrow's integer division and unsafe casts truncate toward zero."""
+    q = pc.divide(values, divisor)
+    r = pc.subtract(values, pc.multiply(q, divisor))
+    return pc.if_else(pc.less(r, 0), pc.subtract(q, 1), q)
+
+
 def _floor_seconds(arr: pa.Array, target: pa.DataType) -> pa.Array:
     """timestamp[ms] to timestamp[s], flooring as pypaimon's reader does
-    (``millis // 1000``); Arrow's unsafe cast truncates toward zero."""
-    ms = arr.cast(pa.int64())
-    q = pc.divide(ms, 1000)
-    r = pc.subtract(ms, pc.multiply(q, 1000))
-    q = pc.if_else(pc.less(r, 0), pc.subtract(q, 1), q)
-    return q.cast(target)
+    (``millis // 1000``)."""
+    return floor_divide(arr.cast(pa.int64()), 1000).cast(target)
 
 
 def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:

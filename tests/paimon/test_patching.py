@@ -144,3 +144,38 @@ def test_missing_attribute_refused(monkeypatch):
     with pytest.raises(rp.PaimonIntegrationError, match="FormatRowWriter"):
         rp.accelerate()
     assert not rp.is_accelerated()
+
+
+def test_merged_read_patched_and_restored():
+    from pypaimon.read.split_read import MergeFileSplitRead
+    stock = MergeFileSplitRead.__dict__["create_reader"]
+    with rp.accelerated():
+        ours = MergeFileSplitRead.__dict__["create_reader"]
+        assert ours is not stock and ours.__module__ == "rowformat.paimon._merge"
+        assert ours._rowformat_stock is stock
+    assert MergeFileSplitRead.__dict__["create_reader"] is stock
+
+
+def test_merged_read_of_another_shape_refused(monkeypatch):
+    from pypaimon.read.split_read import MergeFileSplitRead
+    stock = _stock()
+
+    def create_reader(self, extra=None):
+        pass
+    create_reader.__module__ = MergeFileSplitRead.__module__
+    monkeypatch.setattr(MergeFileSplitRead, "create_reader", create_reader)
+    with pytest.raises(rp.PaimonIntegrationError, match="create_reader"):
+        rp.accelerate()
+    assert not rp.is_accelerated() and _stock() == stock
+    assert MergeFileSplitRead.__dict__["create_reader"] is create_reader
+
+
+def test_someone_elses_merged_read_refused(monkeypatch):
+    from pypaimon.read.split_read import MergeFileSplitRead
+
+    def create_reader(self):
+        pass
+    monkeypatch.setattr(MergeFileSplitRead, "create_reader", create_reader)
+    with pytest.raises(rp.PaimonIntegrationError, match="another patch"):
+        rp.accelerate()
+    assert MergeFileSplitRead.__dict__["create_reader"] is create_reader
