@@ -87,11 +87,34 @@ def test_values_and_nulls(spark, table):
 
 def test_spark_partitions_are_groups_of_splits(spark, table):
     one_each = spark.read.format(FORMAT).option("bytesPerPartition", 1).load(table)
-    splits = tb.plan(tb.open_table(table))
+    splits = tb.plan_splits(tb.open_table(table))
+    assert len(splits) == 2 == len(tb.plan(tb.open_table(table))[0].files)   # a file each
     assert one_each.rdd.getNumPartitions() == len(splits)
-    together = spark.read.format(FORMAT).load(table)
+    # Two small files are not worth two tasks, whatever the cores.
+    together = spark.read.format(FORMAT).option("minPartitions", 8).load(table)
     assert together.rdd.getNumPartitions() == 1
     assert sorted(r.id for r in one_each.collect()) == list(range(N))
+
+
+class _File:
+    def __init__(self, mb):
+        self.file_size = mb << 20
+
+
+class _Split:
+    def __init__(self, *mbs):
+        self.files = [_File(mb) for mb in mbs]
+
+
+def test_groups_spread_over_min_partitions():
+    big = [_Split(56), _Split(56)]          # 60 MiB each with the 4 MiB open cost
+    assert [len(g) for g in tb.group_splits(big, 128 << 20, min_groups=1)] == [2]
+    assert [len(g) for g in tb.group_splits(big, 128 << 20, min_groups=2)] == [1, 1]
+    assert [len(g) for g in tb.group_splits(big, 50 << 20, min_groups=1)] == [1, 1]
+    # Groups stay at least 32 MiB (open costs included) however many cores.
+    small = [_Split(5), _Split(5), _Split(5), _Split(5, 5)]     # 9, 9, 9 and 18 MiB
+    assert [len(g) for g in tb.group_splits(small, 128 << 20, min_groups=8)] == [3, 1]
+    assert [len(g) for g in tb.group_splits(small, 1, min_groups=1)] == [1, 1, 1, 1]
 
 
 def test_projection_by_user_schema(spark, table):
