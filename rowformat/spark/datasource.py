@@ -32,7 +32,10 @@ Write options (creating a table): ``partitionKeys``, ``primaryKeys``
 ``paimonSchema`` (Paimon types to store, e.g. TIMESTAMP(3) or VECTOR). An
 existing table keeps its schema: the DataFrame's columns must match it.
 Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
-for Python sources).
+for Python sources). ``partitionBy(...)`` cannot work: PySpark 4.3 gives a
+Python source no partitioning, and the JVM refuses the write before any code
+here runs ("The provided partitioning or clustering columns do not match the
+existing table's"); ``option("partitionKeys", ...)`` partitions the table.
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
 projection: Spark 4.3 offers Python sources no column pruning. There is no
