@@ -16,6 +16,8 @@ commit messages that the driver commits in one snapshot (or aborts).
 
 Table read options: ``snapshotId`` or ``tag`` (time travel),
 ``bytesPerPartition`` (default 128 MiB of data files per Spark partition),
+``minPartitions`` (default: the driver's CPU count; smaller partitions, down
+to 32 MiB, until there are that many),
 ``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables).
 Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
 user ``.schema(...)``; ``rowsPerPartition`` (default 1000000: a partition is
@@ -30,7 +32,10 @@ Write options (creating a table): ``partitionKeys``, ``primaryKeys``
 ``paimonSchema`` (Paimon types to store, e.g. TIMESTAMP(3) or VECTOR). An
 existing table keeps its schema: the DataFrame's columns must match it.
 Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
-for Python sources).
+for Python sources). ``partitionBy(...)`` cannot work: PySpark 4.3 gives a
+Python source no partitioning, and the JVM refuses the write before any code
+here runs ("The provided partitioning or clustering columns do not match the
+existing table's"); ``option("partitionKeys", ...)`` partitions the table.
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
 projection: Spark 4.3 offers Python sources no column pruning. There is no
@@ -277,6 +282,9 @@ class TableReader(DataSourceReader):
         self.spark_schema_json = schema.json()
         self.bytes_per_partition = _int_option(options, "bytesperpartition",
                                                DEFAULT_BYTES_PER_PARTITION)
+        # Spark's file sources spread a scan over its default parallelism,
+        # which a Python source cannot see: local[*] has the driver's cores.
+        self.min_partitions = _int_option(options, "minpartitions", os.cpu_count() or 1)
 
     def _table(self):
         return tb.open_table(self.path, snapshot_id=None if self.snapshot_id is None
@@ -285,9 +293,9 @@ class TableReader(DataSourceReader):
     def partitions(self):                 # driver side, once per query
         if self.snapshot_id is None and self.tag is None:
             return []                     # a table with no snapshot yet: no rows
-        splits = tb.plan(self._table(), self.columns)
-        return [SplitGroup(pickle.dumps(g), len(g))
-                for g in tb.group_splits(splits, self.bytes_per_partition)]
+        splits = tb.plan_splits(self._table(), self.columns)
+        return [SplitGroup(pickle.dumps(g), len(g)) for g in
+                tb.group_splits(splits, self.bytes_per_partition, self.min_partitions)]
 
     def read(self, partition) -> Iterator[pa.RecordBatch]:   # executor side
         if not isinstance(partition, SplitGroup):

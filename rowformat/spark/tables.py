@@ -83,14 +83,32 @@ def split_bytes(split) -> int:
     return sum(int(f.file_size or 0) for f in split.files)
 
 
-def group_splits(splits: list[Any], target_bytes: int, open_cost: int = 4 << 20) -> list[list[Any]]:
-    """Splits packed, in order, into groups of about ``target_bytes`` (each
-    split weighs its files' bytes plus ``open_cost`` per file)."""
+OPEN_COST = 4 << 20                 # pypaimon's and Spark's default cost of opening a file
+MIN_GROUP_BYTES = 32 << 20          # below this a task's fixed cost outweighs spreading
+
+
+def plan_splits(table, columns: list[str] | None = None) -> list[Any]:
+    """The table's splits as small as pypaimon can make them: one data file
+    each, except files that must be read together (a primary-key table's
+    overlapping runs, a data-evolution table's files of one row range).
+    pypaimon's default packs files into 128 MiB splits, which would make a
+    table of two 56 MB files one Spark task on one core; :func:`group_splits`
+    packs these pieces instead."""
+    return plan(table.copy({"source.split.target-size": "1 b"}), columns)
+
+
+def group_splits(splits: list[Any], max_bytes: int, min_groups: int = 1,
+                 open_cost: int = OPEN_COST) -> list[list[Any]]:
+    """Splits packed, in order, into groups of at most ``max_bytes`` (each
+    split weighs its files' bytes plus ``open_cost`` per file), and smaller
+    when that makes at least ``min_groups`` groups of ``MIN_GROUP_BYTES`` or
+    more, so that every core gets work (Spark's rule for its file sources)."""
+    weights = [split_bytes(s) + open_cost * max(1, len(s.files)) for s in splits]
+    target = min(max_bytes, max(MIN_GROUP_BYTES, -(-sum(weights) // max(1, min_groups))))
     groups: list[list[Any]] = []
     size = 0
-    for s in splits:
-        weight = split_bytes(s) + open_cost * max(1, len(s.files))
-        if groups and size + weight <= target_bytes:
+    for s, weight in zip(splits, weights):
+        if groups and size + weight <= target:
             groups[-1].append(s)
             size += weight
         else:
