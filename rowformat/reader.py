@@ -216,22 +216,23 @@ class RowFileReader:
                 self._cache.pop(~b)
         return block
 
-    def _rows_block(self, b: int, last: int) -> "_rowcodec.Block":
-        """A Block holding rows ``0..last`` of block ``b``: the cached block,
-        else, when ``last`` sits early in the block, its decompressed prefix
-        (kept in the cache under ``~b``, so the next lookup in the block
-        resumes it), else the whole block."""
+    def _rows_block(self, b: int, local) -> "_rowcodec.Block":
+        """block(b), or, with prefix_lookups, when the rows ``local`` (a local
+        row number or an array of them) all sit early in an uncached block,
+        the block's prefix decompressed up to them (kept in the cache under
+        ``~b``, so that the next lookup in the block resumes it)."""
+        if not self.prefix_lookups:
+            return self.block(b)
+        offset, size, usize, rows = self._blocks[b]
+        last = local if type(local) is int else int(local.max())
+        if last >= rows * PREFIX_SHARE:
+            return self.block(b)
         block = self._cache.get(b)
         if block is not None:
             return block
-        offset, size, usize, rows = self._blocks[b]
-        if not self.prefix_lookups or last >= rows * PREFIX_SHARE:
-            return self.block(b)
         prefix = self._cache.get(~b)
         if prefix is None:
-            frame = self._source.frame(offset, size)
-            prefix = _rowcodec.PrefixBlock(frame, usize, rows)
-            del frame
+            prefix = _rowcodec.PrefixBlock(self._source.frame(offset, size), usize, rows)
             self._cache.put(~b, prefix, prefix.nbytes)
         block = prefix.rows(self._decoder(None), last)
         if block is None:       # a frame left to libzstd, or a corrupt one: it says why
@@ -544,10 +545,11 @@ class RowFileReader:
         dec = self._decoder(positions)
         for b, local in runs:
             try:
+                block = self._rows_block(b, local)
                 if type(local) is int:  # a span: no array to pass
-                    dec.decode(self._rows_block(b, local), None, local, local + 1)
+                    dec.decode(block, None, local, local + 1)
                 else:
-                    dec.decode(self._rows_block(b, int(local.max())), local)
+                    dec.decode(block, local)
             except RowDecodeError as e:
                 raise self._decode_error(b, e) from None
         return pa.Table.from_batches([dec.finish()])

@@ -53,8 +53,6 @@ typedef struct {
     unsigned used;               /* bits of `bits` consumed, from the top */
 } rfz_bits;
 
-enum { RFZ_MORE = 0, RFZ_LAST = 1, RFZ_DONE = 2, RFZ_OVER = 3 };
-
 static int rfz_bits_init(rfz_bits *b, const uint8_t *src, size_t n) {
     uint8_t last;
     size_t i;
@@ -87,26 +85,30 @@ static inline uint64_t rfz_read(rfz_bits *b, unsigned nb) {
     return v;
 }
 
+/* Refills the container with the bytes before it; nonzero when more bits
+ * were read than the stream holds (it ran out: corrupt, or the end of an
+ * FSE weight stream). */
 static inline int rfz_reload(rfz_bits *b) {
     size_t nbytes;
-    if (b->used > 64) return RFZ_OVER;
+    if (b->used > 64) return 1;
     if (b->ptr >= b->start + 8) {
         b->ptr -= b->used >> 3;
         b->used &= 7;
-        b->bits = rfz_le64(b->ptr);
-        return RFZ_MORE;
+    } else if (b->ptr == b->start) {
+        return 0;                        /* all of it is in the container already */
+    } else {
+        nbytes = b->used >> 3;
+        if (nbytes > (size_t)(b->ptr - b->start)) nbytes = (size_t)(b->ptr - b->start);
+        b->ptr -= nbytes;
+        b->used -= (unsigned)nbytes * 8;
     }
-    if (b->ptr == b->start) return b->used == 64 ? RFZ_DONE : RFZ_LAST;
-    nbytes = b->used >> 3;
-    if (nbytes > (size_t)(b->ptr - b->start)) nbytes = (size_t)(b->ptr - b->start);
-    b->ptr -= nbytes;
-    b->used -= (unsigned)nbytes * 8;
     b->bits = rfz_le64(b->ptr);          /* in bounds: ptr only moves back from end - 8 */
-    return b->ptr == b->start ? RFZ_LAST : RFZ_MORE;
+    return 0;
 }
 
-static inline int rfz_bits_finished(const rfz_bits *b) {
-    return b->ptr == b->start && b->used == 64;
+/* A stream decoded to its last symbol must have used exactly its bits. */
+static inline int rfz_bits_end(rfz_bits *b) {
+    return !rfz_reload(b) && b->ptr == b->start && b->used == 64 ? RFZ_OK : RFZ_CORRUPT;
 }
 
 /* ---- forward bit reading for table descriptions (zero past the end) ---- */
@@ -138,13 +140,12 @@ static int rfz_fse_counts(const uint8_t *src, size_t n, unsigned log_max, unsign
     nb = *log + 1;
     while (remaining > 1 && s <= sym_max) {
         if (prev0) {          /* 2-bit repeat flags: that many more zero counts */
-            unsigned rep;
+            unsigned rep, k;
             do {
                 rep = rfz_fwd_bits(src, n, bp, 2);
                 bp += 2;
                 if (s + rep > sym_max) return RFZ_CORRUPT;   /* a count follows them */
-                while (rep--) norm[s++] = 0;
-                rep = rfz_fwd_bits(src, n, bp - 2, 2);
+                for (k = 0; k < rep; k++) norm[s++] = 0;
             } while (rep == 3);
         }
         {
@@ -230,16 +231,16 @@ static int rfz_huf_fse_weights(const uint8_t *src, size_t n, uint8_t *w, unsigne
     if ((rc = rfz_bits_init(&b, src + used, n - used))) return rc;
     s1 = (unsigned)rfz_read(&b, log);
     s2 = (unsigned)rfz_read(&b, log);
-    if (rfz_reload(&b) == RFZ_OVER) return RFZ_CORRUPT;
+    if (rfz_reload(&b)) return RFZ_CORRUPT;
     for (;;) {
         if (out > 253) return RFZ_CORRUPT;
         w[out++] = t[s1].sym;
         s1 = t[s1].base + (unsigned)rfz_read(&b, t[s1].nbits);
-        if (rfz_reload(&b) == RFZ_OVER) { w[out++] = t[s2].sym; break; }
+        if (rfz_reload(&b)) { w[out++] = t[s2].sym; break; }
         if (out > 253) return RFZ_CORRUPT;
         w[out++] = t[s2].sym;
         s2 = t[s2].base + (unsigned)rfz_read(&b, t[s2].nbits);
-        if (rfz_reload(&b) == RFZ_OVER) { w[out++] = t[s1].sym; break; }
+        if (rfz_reload(&b)) { w[out++] = t[s1].sym; break; }
     }
     *nw = out;
     return RFZ_OK;
@@ -249,7 +250,7 @@ static int rfz_huf_fse_weights(const uint8_t *src, size_t n, uint8_t *w, unsigne
  * its bytes. */
 static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) {
     uint8_t w[256];
-    unsigned nw = 0, i, max_bits, rank1 = 0;
+    unsigned nw = 0, i, max_bits;
     uint32_t sum = 0, rest, start[RFZ_HUF_LOG_MAX + 2];
     unsigned count[RFZ_HUF_LOG_MAX + 2];
     int rc;
@@ -279,8 +280,7 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
     w[nw] = (uint8_t)(rfz_highbit(rest) + 1);
     count[w[nw]]++;
     nw++;
-    rank1 = count[1];
-    if (rank1 < 2 || (rank1 & 1)) return RFZ_CORRUPT;   /* a complete tree */
+    if (count[1] < 2 || (count[1] & 1)) return RFZ_CORRUPT;   /* a complete tree */
     /* canonical codes: the lowest weights (longest codes) take the lowest
      * table positions, in symbol order within a weight */
     start[1] = 0;
@@ -315,10 +315,10 @@ typedef struct {
     size_t block_out;             /* op where the current block began */
     /* the current compressed block */
     int in_block;
-    uint8_t *lit;                 /* RFZ_BLOCK_MAX + 8 bytes */
+    uint8_t *lit;                 /* RFZ_BLOCK_MAX bytes */
     const uint8_t *lit_src;       /* the literals (lit, or the frame's own bytes when raw) */
     size_t lit_size, lit_pos, lit_avail;
-    int streams;                  /* Huffman streams still decoding: 0, 1 or 4 */
+    int streams;                  /* Huffman streams: 0 (raw or RLE literals), 1 or 4 */
     rfz_bits hs[4];
     size_t seg_at[4], seg_end[4];
     rfz_huf huf;
@@ -395,7 +395,7 @@ static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size
     if (d->window > RFZ_WINDOW_MAX) return RFZ_UNSUPPORTED;
     d->block_max = d->window < RFZ_BLOCK_MAX ? (size_t)d->window : RFZ_BLOCK_MAX;
     d->ip = p;
-    d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX + 8);
+    d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
     if (!d->lit) return RFZ_NOMEM;
     return RFZ_OK;
 }
@@ -466,7 +466,7 @@ static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
         size_t k;
         for (k = done; k < count; k++) {
             rfz_huf_entry e;
-            if (rfz_reload(b[j]) == RFZ_OVER) return RFZ_CORRUPT;
+            if (rfz_reload(b[j])) return RFZ_CORRUPT;
             e = t[rfz_peek(b[j], log)];
             out[j][k] = e.sym;
             b[j]->used += e.nbits;
@@ -478,10 +478,22 @@ static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
         d->seg_at[idx[j]] = at;
         if (at == d->seg_end[idx[j]]) {
             /* a finished stream must have used exactly its bits */
-            if (rfz_reload(b[j]) == RFZ_OVER || !rfz_bits_finished(b[j])) return RFZ_CORRUPT;
+            if (rfz_bits_end(b[j])) return RFZ_CORRUPT;
         }
     }
     return RFZ_OK;
+}
+
+/* The literals decoded so far without a gap: whole streams, then the first
+ * unfinished one's part. */
+static inline size_t rfz_lit_prefix(const rfz_dec *d) {
+    size_t avail = 0;
+    int s;
+    for (s = 0; s < d->streams; s++) {
+        avail = d->seg_at[s];
+        if (d->seg_at[s] < d->seg_end[s]) break;
+    }
+    return avail;
 }
 
 /* Makes literals [0, want) of the current block available (lit_avail >= want). */
@@ -501,12 +513,7 @@ static int rfz_literals_upto(rfz_dec *d, size_t want) {
         }
         if (m == 0) return RFZ_CORRUPT;
         if ((rc = rfz_huf_lockstep(d, idx, m, least))) return rc;
-        /* the available prefix: whole streams, then the first unfinished one's part */
-        d->lit_avail = 0;
-        for (s = 0; s < d->streams; s++) {
-            d->lit_avail = d->seg_at[s];
-            if (d->seg_at[s] < d->seg_end[s]) break;
-        }
+        d->lit_avail = rfz_lit_prefix(d);
     }
     return RFZ_OK;
 }
@@ -627,16 +634,9 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
         }
         d->lit_src = d->lit;
         d->lit_size = regen;
-        d->lit_avail = 0;
         for (s = 0; s < d->streams; s++)       /* empty streams are finished at once */
-            if (d->seg_at[s] == d->seg_end[s]) {
-                if (rfz_reload(&d->hs[s]) == RFZ_OVER || !rfz_bits_finished(&d->hs[s]))
-                    return RFZ_CORRUPT;
-            }
-        for (s = 0; s < d->streams; s++) {
-            d->lit_avail = d->seg_at[s];
-            if (d->seg_at[s] < d->seg_end[s]) break;
-        }
+            if (d->seg_at[s] == d->seg_end[s] && rfz_bits_end(&d->hs[s])) return RFZ_CORRUPT;
+        d->lit_avail = rfz_lit_prefix(d);
         p = hdr + comp;
     }
     d->lit_pos = 0;
@@ -703,9 +703,9 @@ static int rfz_sequence(rfz_dec *d) {
     unsigned of_code = of_e.sym, ml_code = ml_e.sym, ll_code = ll_e.sym;
     size_t off, ml, ll, ov;
     if (of_code > RFZ_OF_MAX || ml_code > RFZ_ML_MAX || ll_code > RFZ_LL_MAX) return RFZ_CORRUPT;
-    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+    if (rfz_reload(b)) return RFZ_CORRUPT;
     ov = ((size_t)1 << of_code) + (size_t)rfz_read(b, of_code);
-    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+    if (rfz_reload(b)) return RFZ_CORRUPT;
     ml = RFZ_ML_BASE[ml_code] + (size_t)rfz_read(b, RFZ_ML_BITS[ml_code]);
     ll = RFZ_LL_BASE[ll_code] + (size_t)rfz_read(b, RFZ_LL_BITS[ll_code]);
     if (ov > 3) {
@@ -723,7 +723,7 @@ static int rfz_sequence(rfz_dec *d) {
         }
     }
     if (++d->seq_done < d->nseq) {        /* next states: literals, match, offset */
-        if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+        if (rfz_reload(b)) return RFZ_CORRUPT;
         d->ll_s = ll_e.base + (unsigned)rfz_read(b, ll_e.nbits);
         d->ml_s = ml_e.base + (unsigned)rfz_read(b, ml_e.nbits);
         d->of_s = of_e.base + (unsigned)rfz_read(b, of_e.nbits);
@@ -736,7 +736,7 @@ static int rfz_sequence(rfz_dec *d) {
 static int rfz_block_end(rfz_dec *d) {
     size_t rest = d->lit_size - d->lit_pos;
     int rc;
-    if (d->nseq && (rfz_reload(&d->sb) == RFZ_OVER || !rfz_bits_finished(&d->sb))) return RFZ_CORRUPT;
+    if (d->nseq && rfz_bits_end(&d->sb)) return RFZ_CORRUPT;
     if ((rc = rfz_literals_upto(d, d->lit_size))) return rc;
     if (rest > d->cap - d->op || rest > d->block_max - (d->op - d->block_out)) return RFZ_CORRUPT;
     memcpy(d->dst + d->op, d->lit_src + d->lit_pos, rest);
@@ -785,9 +785,9 @@ static int rfz_advance(rfz_dec *d, size_t target) {
                 if (d->nseq) {
                     rfz_bits *b = &d->sb;
                     d->ll_s = (unsigned)rfz_read(b, d->ll_log);
-                    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+                    if (rfz_reload(b)) return RFZ_CORRUPT;
                     d->of_s = (unsigned)rfz_read(b, d->of_log);
-                    if (rfz_reload(b) == RFZ_OVER) return RFZ_CORRUPT;
+                    if (rfz_reload(b)) return RFZ_CORRUPT;
                     d->ml_s = (unsigned)rfz_read(b, d->ml_log);
                     /* the literals this output needs, as a share of the block's, in one go */
                     {

@@ -18,6 +18,7 @@ cdef extern from "rf_zstd.h" nogil:
     int RFZ_OK
     int RFZ_UNSUPPORTED
     int RFZ_NOMEM
+    int RFZ_BLOCK_MAX
     int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap)
     int rfz_advance(rfz_dec *d, size_t target)
     void rfz_free(rfz_dec *d)
@@ -49,7 +50,7 @@ cdef class PrefixBlock:
         self.usize = usize
         self.num_rows = num_rows
         self.row_bytes = usize - 4 - 4 * num_rows if num_rows else usize   # 0 rows: a bare frame
-        if num_rows < 0 or self.row_bytes < 0 or usize < 0:
+        if num_rows < 0 or self.row_bytes < 0:
             self.failed = True
             return
         self.out = PyByteArray_FromStringAndSize(NULL, usize)
@@ -81,7 +82,7 @@ cdef class PrefixBlock:
     def nbytes(self):
         """What it holds: the output buffer, the frame, the decoder's tables
         and literals."""
-        return self.usize + self.fview.len + sizeof(rfz_dec) + 128 * 1024 + 4 * self.num_rows
+        return self.usize + self.fview.len + sizeof(rfz_dec) + RFZ_BLOCK_MAX + 4 * self.num_rows
 
     def advance(self, int64_t target):
         """Decompresses to at least ``target`` bytes (the frame's end at
@@ -98,17 +99,15 @@ cdef class PrefixBlock:
         return bytes(self.out[:self.produced])
 
     def rows(self, RowDecoder decoder, int64_t i):
-        cdef int64_t pos, avail, target, rc
+        cdef int64_t pos, avail, target
         if self.failed or not 0 <= i < self.num_rows:
             return None
         while self.walked <= i:
             avail = self.dec.op if self.dec.op < self.row_bytes else self.row_bytes
             pos = self.starts[self.walked]
-            rc = 0
             while self.walked <= i:
-                rc = dec_row(&decoder.root, self.outp, &pos, avail, avail, 0, NULL)
-                if rc:
-                    break
+                if dec_row(&decoder.root, self.outp, &pos, avail, avail, 0, NULL):
+                    break           # the row is cut off by the end of the output, or corrupt
                 self.walked += 1
                 self.starts[self.walked] = <int32_t> pos
             if self.walked == self.num_rows and pos != self.row_bytes:
