@@ -119,6 +119,20 @@ def _expect(cond: bool, what: str) -> None:
                                      f"pypaimon is left as it is")
 
 
+def _stock_class(module: Any, name: str, params: list[str], user: Any = None) -> Any:
+    """pypaimon's class ``name`` of ``module``, checked to be defined there,
+    to be what ``user`` (the module that builds it, if any) looks up, and
+    to take ``params``."""
+    cls: Any = getattr(module, name, None)
+    _expect(isinstance(cls, type) and cls.__module__ == module.__name__,
+            f"{module.__name__}.{name} is not pypaimon's class (another patch?)")
+    if user is not None:
+        _expect(getattr(user, name, None) is cls,
+                f"{user.__name__}.{name} is not pypaimon's {name} (another patch?)")
+    _expect(_params(cls.__init__) == params, f"{name}{inspect.signature(cls.__init__)}")
+    return cls
+
+
 def _plan() -> list[tuple[Any, str, Any, Any]]:
     """The (owner, name, stock value, replacement) patches, after checking
     that each stock value is pypaimon's own with the expected signature."""
@@ -131,24 +145,12 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
     row_writer = _import("pypaimon.write.writer.format_row_writer")
     local = _import("pypaimon.filesystem.local_file_io")
 
-    stock_reader: Any = getattr(row_reader, "FormatRowReader", None)
-    _expect(isinstance(stock_reader, type), "no FormatRowReader class in "
-            "pypaimon.read.reader.format_row_reader")
-    _expect(getattr(split_read, "FormatRowReader", None) is stock_reader,
-            "pypaimon.read.split_read.FormatRowReader is not pypaimon's FormatRowReader "
-            "(another patch?)")
-    _expect(_params(stock_reader.__init__) == _READER_PARAMS,
-            f"FormatRowReader{inspect.signature(stock_reader.__init__)}")
+    stock_reader = _stock_class(row_reader, "FormatRowReader", _READER_PARAMS, split_read)
     _expect(callable(getattr(stock_reader, "read_arrow_batch", None))
             and callable(getattr(stock_reader, "close", None)),
             "FormatRowReader lacks read_arrow_batch()/close()")
 
-    stock_writer: Any = getattr(row_writer, "FormatRowWriter", None)
-    _expect(isinstance(stock_writer, type) and stock_writer.__module__ == row_writer.__name__,
-            "pypaimon.write.writer.format_row_writer.FormatRowWriter is not pypaimon's "
-            "(another patch?)")
-    _expect(_params(stock_writer.__init__) == _WRITER_PARAMS,
-            f"FormatRowWriter{inspect.signature(stock_writer.__init__)}")
+    stock_writer = _stock_class(row_writer, "FormatRowWriter", _WRITER_PARAMS)
     _expect(callable(getattr(stock_writer, "write_table", None)),
             "FormatRowWriter lacks write_table()")
 

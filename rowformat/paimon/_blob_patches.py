@@ -45,18 +45,11 @@ def _source(fn) -> str:
 
 
 def plan() -> list[tuple[Any, str, Any, Any]]:
-    from . import _expect, _import, _params
+    from . import _expect, _import, _params, _stock_class
 
     split_read = _import("pypaimon.read.split_read")
     reader_mod = _import("pypaimon.read.reader.format_blob_reader")
-    stock_reader: Any = getattr(reader_mod, "FormatBlobReader", None)
-    _expect(isinstance(stock_reader, type) and stock_reader.__module__ == reader_mod.__name__,
-            "no FormatBlobReader class in pypaimon.read.reader.format_blob_reader")
-    _expect(getattr(split_read, "FormatBlobReader", None) is stock_reader,
-            "pypaimon.read.split_read.FormatBlobReader is not pypaimon's FormatBlobReader "
-            "(another patch?)")
-    _expect(_params(stock_reader.__init__) == READER_PARAMS,
-            f"FormatBlobReader{inspect.signature(stock_reader.__init__)}")
+    stock_reader = _stock_class(reader_mod, "FormatBlobReader", READER_PARAMS, split_read)
     _expect(_params(stock_reader.read_arrow_batch) == ["self", "start_idx", "end_idx"]
             and callable(getattr(stock_reader, "read_values_at", None))
             and isinstance(inspect.getattr_static(stock_reader, "record_count", None), property),
@@ -66,11 +59,7 @@ def plan() -> list[tuple[Any, str, Any, Any]]:
                 _ours(stock_reader, _blob_reader.make_blob_reader_class))]
 
     writer_mod = _import("pypaimon.write.blob_format_writer")
-    stock_writer: Any = getattr(writer_mod, "BlobFormatWriter", None)
-    _expect(isinstance(stock_writer, type) and stock_writer.__module__ == writer_mod.__name__,
-            "no BlobFormatWriter class in pypaimon.write.blob_format_writer")
-    _expect(_params(stock_writer.__init__) == WRITER_PARAMS,
-            f"BlobFormatWriter{inspect.signature(stock_writer.__init__)}")
+    stock_writer = _stock_class(writer_mod, "BlobFormatWriter", WRITER_PARAMS)
     _expect(_params(stock_writer.write_value) == ["self", "col_data", "fields",
                                                   "uri_reader_factory"]
             and all(callable(getattr(stock_writer, name, None))

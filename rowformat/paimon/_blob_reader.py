@@ -43,7 +43,7 @@ from ..blob.meta import PLACEHOLDER_LENGTH
 from ..errors import CorruptFileError, RowIndexError
 from ..source import as_rows
 from . import _types
-from ._reader import _pypaimon, _with_path, local_path
+from ._reader import _pypaimon, _with_path, close_reader_and_stream, local_path
 
 PLACEHOLDER_ERROR = "Blob placeholder is not supported by FormatBlobReader yet."
 
@@ -135,14 +135,7 @@ def make_blob_reader_class(stock: Any) -> type:
             return self._guarded(lambda: [self._value(r) for r in rows])
 
         def close(self):
-            reader, self._reader = getattr(self, "_reader", None), None
-            stream, self._stream = getattr(self, "_stream", None), None
-            try:
-                if reader is not None:
-                    reader.close()
-            finally:
-                if stream is not None:
-                    stream.close()
+            close_reader_and_stream(self)
 
         # -- batches --------------------------------------------------------------------
         def _guarded(self, fn, *args):

@@ -68,6 +68,19 @@ def _with_path(e: CorruptFileError, file_path: str) -> CorruptFileError:
     return err
 
 
+def close_reader_and_stream(r: Any) -> None:
+    """Closes a reader's rowformat reader, then the FileIO stream under it
+    (either may be missing, or already closed: each is closed once)."""
+    reader, r._reader = getattr(r, "_reader", None), None
+    stream, r._stream = getattr(r, "_stream", None), None
+    try:
+        if reader is not None:
+            reader.close()
+    finally:
+        if stream is not None:
+            stream.close()
+
+
 def _base_class() -> type:
     return _pypaimon("pypaimon.read.reader.iface.record_batch_reader").RecordBatchReader
 
@@ -141,14 +154,7 @@ def make_reader_class(stock: type) -> type:
                 raise _with_path(e, self._file_path) from e
 
         def close(self):
-            reader, self._reader = self._reader, None
-            stream, self._stream = self._stream, None
-            try:
-                if reader is not None:
-                    reader.close()
-            finally:
-                if stream is not None:
-                    stream.close()
+            close_reader_and_stream(self)
 
         # -- batches --------------------------------------------------------------------
         def _raw(self) -> Iterator[pa.RecordBatch]:
