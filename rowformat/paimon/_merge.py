@@ -40,19 +40,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..types import DataType, TimestampType
 from . import _predicate, _types
 
 OUTPUT_BATCH_ROWS = 65536
 INSERT, UPDATE_AFTER = 0, 2
 ROW_SUFFIX = ".row"
 
-# Key types whose Python values (as pypaimon's rows hold them, through
-# polars) order and compare as Arrow's sort and equality do.
-_ORDERED_KEY_TYPES = frozenset({
-    "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "BOOLEAN",
-    "CHAR", "VARCHAR", "STRING", "BINARY", "VARBINARY", "BYTES",
-    "DECIMAL", "DATE"})
-_TIMESTAMP_KEY_TYPES = frozenset({"TIMESTAMP", "TIMESTAMP_LTZ"})
+# Key types (rowformat's type roots) whose Python values, as pypaimon's rows
+# hold them through polars, order and compare as Arrow's sort and equality do.
+_ORDERED_KEY_ROOTS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "CHAR",
+                                "VARCHAR", "BINARY", "VARBINARY", "DECIMAL", "DATE"})
 _MAX_KEY_TIMESTAMP_PRECISION = 6     # Python datetimes hold microseconds
 
 
@@ -60,33 +58,16 @@ class Fallback(Exception):
     """This split's merged read is left to pypaimon (the reason is the message)."""
 
 
-def _base_type(data_type: Any) -> tuple[str, Optional[int]]:
-    """``("TIMESTAMP", 6)`` for ``TIMESTAMP(6) NOT NULL``; precision None when absent."""
-    text = str(getattr(data_type, "type", "")).upper()
-    text = text.replace(" NOT NULL", "").strip()
-    if text.startswith("TIMESTAMP") and "LOCAL TIME ZONE" in text:
-        name = "TIMESTAMP_LTZ"
-    else:
-        name = text.split("(")[0].split(" ")[0]
-    precision = None
-    if "(" in text:
-        try:
-            precision = int(text.split("(")[1].split(")")[0].split(",")[0])
-        except ValueError:
-            precision = None
-    return name, precision
+def _field_type(field: Any) -> DataType:
+    """A pypaimon ``DataField``'s type, as rowformat reads its schema JSON."""
+    return _types.row_type([field]).fields[0].type
 
 
-def _key_type_supported(data_type: Any) -> bool:
-    atomic = importlib.import_module("pypaimon.schema.data_types").AtomicType
-    if not isinstance(data_type, atomic):
-        return False
-    name, precision = _base_type(data_type)
-    if name in _ORDERED_KEY_TYPES:
-        return True
-    if name in _TIMESTAMP_KEY_TYPES:
-        return (precision if precision is not None else 6) <= _MAX_KEY_TIMESTAMP_PRECISION
-    return False
+def _key_type_supported(field: Any) -> bool:
+    t = _field_type(field)
+    if isinstance(t, TimestampType):
+        return t.precision <= _MAX_KEY_TIMESTAMP_PRECISION
+    return t.root in _ORDERED_KEY_ROOTS
 
 
 def unsupported(sr: Any) -> Optional[str]:
@@ -112,11 +93,11 @@ def unsupported(sr: Any) -> Optional[str]:
         return "data files that are not .row"
     if sr.value_arity == 0:
         return "an empty projection"
-    if not all(_key_type_supported(f.type) for f in table.trimmed_primary_keys_fields):
+    if not all(_key_type_supported(f) for f in table.trimmed_primary_keys_fields):
         return "a primary-key type whose order pypaimon computes in Python"
     for f in sr.read_fields[-sr.value_arity:]:
-        if _base_type(f.type)[0] in ("BLOB", "VARIANT"):
-            return f"a {_base_type(f.type)[0]} column"
+        if _field_type(f).root in ("BLOB", "VARIANT"):
+            return f"a {_field_type(f).root} column"
     names = [f.name for f in sr.read_fields[-sr.value_arity:]]
     if sr.outer_extract_name_paths:
         if any(len(p) != 1 or p[0] not in names for p in sr.outer_extract_name_paths):
