@@ -236,8 +236,13 @@ def _decompress_block(dctx, frame, usize: int) -> tuple[bytes, int]:
         decompress_frame(dctx, frame, usize)    # the frame's own problem, if any, raises here
     # The frame decompresses to exactly usize bytes (checked above, bounded by
     # usize), so a decompressobj, which stops at the frame's end, may redo it.
+    # Streaming is stricter than the one-shot call: it refuses a frame naming
+    # a dictionary (a .row file has none), which the reader lets pass.
     obj = dctx.decompressobj()
-    data = obj.decompress(frame)
+    try:
+        data = obj.decompress(frame)
+    except zstandard.ZstdError as e:
+        raise CorruptFileError(f"ZSTD decompression failed: {e}") from None
     return data, len(obj.unused_data)
 
 

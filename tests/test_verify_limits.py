@@ -223,3 +223,17 @@ def test_bytes_after_an_empty_frame_are_reported(tmp_path):
     messages = [p.message for p in verify(io.BytesIO(f), S).problems]
     assert messages[0].startswith("2 bytes after the ZSTD frame"), messages
     assert "shorter than its 4-byte row count" in messages[1]
+
+
+def test_an_empty_frame_naming_a_dictionary_is_reported(tmp_path):
+    """python-zstandard returns b"" for a frame declaring 0 bytes without
+    decoding it; the streaming decoder verify counts trailing bytes with
+    refuses its dictionary ID (a fuzz finding: the ZstdError escaped)."""
+    frame = bytes.fromhex("28b52ffd") + bytes([0x20 | 0x03]) + b"\x1f\x00\x00\x03" + b"\x00"
+    frame += bytes.fromhex("010000") + b"xy"    # an empty raw last block, then 2 trailing bytes
+    index = BlockIndex(np.array([len(frame)], np.int64), np.array([0], np.int64),
+                       np.array([0], np.int64)).to_bytes()
+    f = frame + index + Footer(1, 1, len(frame), len(index)).to_bytes()
+    problems = verify(io.BytesIO(f), S).problems
+    assert [(p.kind, p.block) for p in problems] == [("block", 0)], problems
+    assert problems[0].message == "ZSTD decompression failed: zstd decompressor error: Dictionary mismatch"
