@@ -244,12 +244,15 @@ def latest_data_files(table: str) -> tuple[int, int]:
     return len(files), sum(int(f.file_size) for f in files)
 
 
-def run(spark, rows: int, repeats: int, workdir: str) -> dict:
+def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | None,
+        warmup: bool = True) -> dict:
     from pyspark import StorageLevel
     table = generate(rows)
     df = spark.createDataFrame(table).repartition(2).persist(StorageLevel.MEMORY_ONLY)
     assert df.count() == rows            # materialized before any timing
     del table
+    if arrow_batch_rows:                 # set after caching: the same rows in each partition
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch_rows))
     p = {k: os.path.join(workdir, k) for k in ("row", "parquet", "row_part", "parquet_part",
                                                "arrow")}
     spark.dataSource.register(ArrowFilesSource)
@@ -275,12 +278,13 @@ def run(spark, rows: int, repeats: int, workdir: str) -> dict:
                 spark.read.format(FORMAT).schema(PROJECTION).load(p["row"])).collect(),
             "parquet": lambda: projected_aggregate(spark.read.parquet(p["parquet"])).collect()},
     }
-    Runs(1, None).run("warm-up", {op: sides[FORMAT] for op, sides in writes.items()})
+    Runs(1, None).run("setup", {op: sides[FORMAT] for op, sides in writes.items()})
     arrow_schema = write_arrow_files(p["row"], p["arrow"], 2)
-    warm = Runs(1, None)                  # JIT, Python workers, the tables to scan
-    for ops in (writes, scans):
-        for op, sides in ops.items():
-            warm.run(op, sides)
+    if warmup:                            # JIT, Python workers, the tables to scan
+        warm = Runs(1, None)
+        for ops in (writes, scans):
+            for op, sides in ops.items():
+                warm.run(op, sides)
     runs = Runs(repeats, CpuMeter(spark))
     for ops in (writes, scans):
         for op, sides in ops.items():
@@ -365,6 +369,8 @@ def main(argv=None):
     ap.add_argument("--arrow-batch-rows", type=int,
                     help="spark.sql.execution.arrow.maxRecordsPerBatch: the rows per Arrow batch "
                          "Spark hands a Python writer (default: Spark's, 10,000)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the untimed first round (for a smoke test, not for numbers)")
     ap.add_argument("--out", default=str(HERE / "results-spark.md"))
     a = ap.parse_args(argv)
     out = os.path.abspath(a.out)
@@ -375,10 +381,9 @@ def main(argv=None):
     vers = versions()
     load_before = os.getloadavg()
     spark = start_spark(a.master, a.driver_memory)
-    if a.arrow_batch_rows:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(a.arrow_batch_rows))
     try:
-        res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"))
+        res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"), a.arrow_batch_rows,
+                  not a.no_warmup)
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
