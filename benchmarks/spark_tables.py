@@ -3,14 +3,16 @@ through the ``paimon-row`` source against Spark's built-in Parquet source,
 on the same cached DataFrame.
 
     .venv/bin/python benchmarks/spark_tables.py [--rows 1000000] [--repeats 5]
-        [--master 'local[2]'] [--out benchmarks/results-spark.md]
+        [--master 'local[2]'] [--arrow-batch-rows N] [--out benchmarks/results-spark.md]
 
 The data is ``benchmarks/dataset.py``'s ``generate(rows)`` as a DataFrame of
 two partitions, cached and counted before any timing, so both sides write the
-same in-memory rows. Each repeat runs the two sides of an operation back to
-back, in alternating order (the machine is shared: neighbours then slow both
-sides alike); each cell is the median. One untimed round warms up the JVM and
-the Python workers first.
+same in-memory rows. Each repeat runs the sides of an operation back to back,
+in rotating order (the machine is shared: neighbours then slow every side
+alike); each cell is the median, with the CPU seconds of Spark's JVM and of
+its Python workers beside it. One untimed round warms up the JVM and the
+Python workers first. The "Python-source floor" sides are what Spark itself
+costs a Python source that does no work (see benchmarks/README.md).
 
 * write: ``df.write.format("paimon-row").mode("overwrite").save(table)`` vs
   ``df.write.mode("overwrite").parquet(dir)``; partitioned by ``flag``
