@@ -3,14 +3,16 @@ through the ``paimon-row`` source against Spark's built-in Parquet source,
 on the same cached DataFrame.
 
     .venv/bin/python benchmarks/spark_tables.py [--rows 1000000] [--repeats 5]
-        [--master 'local[2]'] [--out benchmarks/results-spark.md]
+        [--master 'local[2]'] [--arrow-batch-rows N] [--out benchmarks/results-spark.md]
 
 The data is ``benchmarks/dataset.py``'s ``generate(rows)`` as a DataFrame of
 two partitions, cached and counted before any timing, so both sides write the
-same in-memory rows. Each repeat runs the two sides of an operation back to
-back, in alternating order (the machine is shared: neighbours then slow both
-sides alike); each cell is the median. One untimed round warms up the JVM and
-the Python workers first.
+same in-memory rows. Each repeat runs the sides of an operation back to back,
+in rotating order (the machine is shared: neighbours then slow every side
+alike); each cell is the median, with the CPU seconds of Spark's JVM and of
+its Python workers beside it. One untimed round warms up the JVM and the
+Python workers first. The "Python-source floor" sides are what Spark itself
+costs a Python source that does no work (see benchmarks/README.md).
 
 * write: ``df.write.format("paimon-row").mode("overwrite").save(table)`` vs
   ``df.write.mode("overwrite").parquet(dir)``; partitioned by ``flag``
@@ -45,10 +47,15 @@ sys.path.insert(0, str(HERE))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
+import pyarrow as pa  # noqa: E402
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
+from pyspark.sql.types import StructType  # noqa: E402
+
 from dataset import generate  # noqa: E402
 
 FORMAT = "paimon-row"
-TARGETS = {"write": 1.0, "scan": 1.2}
+FLOOR = "Python-source floor"
+TARGETS = {"write": 1.0, "full scan + aggregate": 1.2}
 PROJECTION = "city string, score double"
 
 
@@ -100,26 +107,125 @@ def same_rows(a: list, b: list) -> bool:
     return True
 
 
-class Pairs:
-    """Times the two sides of each operation, interleaved run by run."""
+class CpuMeter:
+    """CPU seconds used so far by Spark's JVM and by its Python workers (the
+    JVM's process tree, exited workers included through their parents), read
+    from /proc: unlike wall times, they barely move with the machine's load."""
 
-    def __init__(self, repeats: int):
+    def __init__(self, spark):
+        self.jvm = spark.sparkContext._gateway.proc.pid
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def _tree(self, pid: int) -> list[int]:
+        pids = [pid]
+        try:
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    pids += [q for c in f.read().split() for q in self._tree(int(c))]
+        except OSError:
+            pass
+        return pids
+
+    def read(self) -> dict[str, float]:
+        out = {"jvm": 0.0, "python": 0.0}
+        for pid in self._tree(self.jvm):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    exe = f.read().split(b"\0")[0]
+            except OSError:
+                continue
+            # utime, stime, cutime, cstime: its own and its reaped children's
+            used = sum(int(x) for x in fields[11:15]) / self.tick
+            out["jvm" if exe.endswith(b"java") else "python"] += used
+        return out
+
+
+class Runs:
+    """Runs the sides of each operation interleaved, in rotating order (a
+    neighbour's burst slows every side alike); keeps wall and CPU times."""
+
+    def __init__(self, repeats: int, meter: CpuMeter | None):
         self.repeats = repeats
-        self.times: dict[str, dict[str, list[float]]] = {}
+        self.meter = meter
+        self.wall: dict[str, dict[str, list[float]]] = {}
+        self.cpu: dict[str, dict[str, list[dict[str, float]]]] = {}
 
-    def run(self, op: str, sides: dict):
+    def run(self, op: str, sides: dict) -> dict:
         names = list(sides)
-        cell = self.times.setdefault(op, {n: [] for n in names})
         results = {}
         for i in range(self.repeats):
-            for name in (names if i % 2 == 0 else names[::-1]):
+            for name in names[i % len(names):] + names[:i % len(names)]:
+                before = self.meter.read() if self.meter else {}
                 t0 = time.perf_counter()
                 results[name] = sides[name]()
-                cell[name].append(time.perf_counter() - t0)
+                self.wall.setdefault(op, {}).setdefault(name, []).append(time.perf_counter() - t0)
+                if self.meter:
+                    after = self.meter.read()
+                    self.cpu.setdefault(op, {}).setdefault(name, []).append(
+                        {k: after[k] - before[k] for k in after})
         return results
 
     def median(self, op: str, side: str) -> float:
-        return statistics.median(self.times[op][side])
+        return statistics.median(self.wall[op][side])
+
+    def cpu_median(self, op: str, side: str, kind: str) -> float:
+        return statistics.median(c[kind] for c in self.cpu[op][side])
+
+
+# ---------------------------------------------------------------- the floors
+# What any Python data source pays, before its own work: Spark turning the
+# cached rows into Arrow batches for a Python worker (a write), or taking
+# Arrow batches, already in Spark's types, from Python workers (a scan).
+
+def _consume(batches):
+    yield pa.RecordBatch.from_pydict({"rows": [sum(b.num_rows for b in batches)]})
+
+
+def write_floor(df):
+    return df.mapInArrow(_consume, "rows long").collect()
+
+
+class ArrowFilesSource(DataSource):
+    """``arrow-files``: yields the batches of ``<path>.<i>`` (Arrow IPC files
+    in Spark's types), one partition per file; no decoding, no conversion."""
+
+    @classmethod
+    def name(cls):
+        return "arrow-files"
+
+    def reader(self, schema):
+        return ArrowFilesReader(self.options["path"], int(self.options["files"]))
+
+
+class ArrowFilesReader(DataSourceReader):
+    def __init__(self, path: str, files: int):
+        self.path, self.files = path, files
+
+    def partitions(self):
+        return [InputPartition(i) for i in range(self.files)]
+
+    def read(self, partition):
+        with pa.memory_map(f"{self.path}.{partition.value}") as source:
+            yield from pa.ipc.open_file(source).read_all().to_batches()
+
+
+def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
+    """The table's rows as read through paimon-row (Spark's Arrow types and
+    the batches pypaimon yields), split into ``files`` IPC files."""
+    from rowformat.spark import tables as tb
+    from rowformat.spark.datasource import _to_spark_batch
+    from rowformat.spark.types import spark_arrow_schema, to_spark_schema
+    table = tb.open_table(table_path)
+    schema = to_spark_schema(tb.row_type(table))
+    target = spark_arrow_schema(schema)
+    splits = tb.plan_splits(table)
+    for i in range(files):
+        with pa.OSFile(f"{out}.{i}", "wb") as f, pa.ipc.new_file(f, target) as w:
+            for batch in tb.read_batches(table, splits[i::files], schema.names):
+                w.write_batch(_to_spark_batch(batch, target))
+    return schema
 
 
 def dir_stats(path: str, suffix: str) -> tuple[int, int]:
@@ -140,48 +246,61 @@ def latest_data_files(table: str) -> tuple[int, int]:
     return len(files), sum(int(f.file_size) for f in files)
 
 
-def run(spark, rows: int, repeats: int, workdir: str) -> dict:
+def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | None,
+        warmup: bool = True) -> dict:
     from pyspark import StorageLevel
     table = generate(rows)
     df = spark.createDataFrame(table).repartition(2).persist(StorageLevel.MEMORY_ONLY)
     assert df.count() == rows            # materialized before any timing
     del table
-    paths = {k: os.path.join(workdir, k) for k in ("row", "parquet", "row_part", "parquet_part")}
+    if arrow_batch_rows:                 # set after caching: the same rows in each partition
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(arrow_batch_rows))
+    p = {k: os.path.join(workdir, k) for k in ("row", "parquet", "row_part", "parquet_part",
+                                               "arrow")}
+    spark.dataSource.register(ArrowFilesSource)
     writes = {
-        "write": {FORMAT: lambda: df.write.format(FORMAT).mode("overwrite").save(paths["row"]),
-                  "parquet": lambda: df.write.mode("overwrite").parquet(paths["parquet"])},
+        "write": {
+            FORMAT: lambda: df.write.format(FORMAT).mode("overwrite").save(p["row"]),
+            "parquet": lambda: df.write.mode("overwrite").parquet(p["parquet"]),
+            FLOOR: lambda: write_floor(df)},
         "partitioned write": {
             FORMAT: lambda: df.write.format(FORMAT).option("partitionKeys", "flag")
-            .mode("overwrite").save(paths["row_part"]),
+            .mode("overwrite").save(p["row_part"]),
             "parquet": lambda: df.write.partitionBy("flag").mode("overwrite")
-            .parquet(paths["parquet_part"])},
+            .parquet(p["parquet_part"])},
     }
     scans = {
         "full scan + aggregate": {
-            FORMAT: lambda: full_aggregate(spark.read.format(FORMAT).load(paths["row"])).collect(),
-            "parquet": lambda: full_aggregate(spark.read.parquet(paths["parquet"])).collect()},
+            FORMAT: lambda: full_aggregate(spark.read.format(FORMAT).load(p["row"])).collect(),
+            "parquet": lambda: full_aggregate(spark.read.parquet(p["parquet"])).collect(),
+            FLOOR: lambda: full_aggregate(spark.read.format("arrow-files").schema(arrow_schema)
+                                          .option("files", 2).load(p["arrow"])).collect()},
         "projected scan + aggregate": {
             FORMAT: lambda: projected_aggregate(
-                spark.read.format(FORMAT).schema(PROJECTION).load(paths["row"])).collect(),
-            "parquet": lambda: projected_aggregate(spark.read.parquet(paths["parquet"])).collect()},
+                spark.read.format(FORMAT).schema(PROJECTION).load(p["row"])).collect(),
+            "parquet": lambda: projected_aggregate(spark.read.parquet(p["parquet"])).collect()},
     }
-    warm = Pairs(1)                       # JIT, Python workers, the tables to scan
+    Runs(1, None).run("setup", {op: sides[FORMAT] for op, sides in writes.items()})
+    arrow_schema = write_arrow_files(p["row"], p["arrow"], 2)
+    if warmup:                            # JIT, Python workers, the tables to scan
+        warm = Runs(1, None)
+        for ops in (writes, scans):
+            for op, sides in ops.items():
+                warm.run(op, sides)
+    runs = Runs(repeats, CpuMeter(spark))
     for ops in (writes, scans):
         for op, sides in ops.items():
-            warm.run(op, sides)
-    pairs = Pairs(repeats)
-    for ops in (writes, scans):
-        for op, sides in ops.items():
-            got = pairs.run(op, sides)
+            got = runs.run(op, sides)
             if op in scans:
-                assert same_rows(got[FORMAT], got["parquet"]), f"{op}: the two sides differ"
+                for side in got:
+                    assert same_rows(got[side], got["parquet"]), f"{op}: {side} differs"
                 assert sum(r["n"] for r in got[FORMAT]) == rows
     df.unpersist()
-    return {"pairs": pairs, "files": {
-        FORMAT: latest_data_files(paths["row"]),
-        "parquet": dir_stats(paths["parquet"], ".parquet"),
-        f"{FORMAT} partitioned": latest_data_files(paths["row_part"]),
-        "parquet partitioned": dir_stats(paths["parquet_part"], ".parquet")}}
+    return {"runs": runs, "files": {
+        FORMAT: latest_data_files(p["row"]),
+        "parquet": dir_stats(p["parquet"], ".parquet"),
+        f"{FORMAT} partitioned": latest_data_files(p["row_part"]),
+        "parquet partitioned": dir_stats(p["parquet_part"], ".parquet")}}
 
 
 def versions() -> dict:
@@ -203,32 +322,38 @@ def commit() -> str:
 
 
 def report(res: dict, a, load_before, load_after, vers: dict) -> str:
-    pairs: Pairs = res["pairs"]
-
-    def s(x):
-        return f"{x:.2f} s"
+    runs: Runs = res["runs"]
+    batch = a.arrow_batch_rows or "Spark's default, 10,000"
     lines = [
-        f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats} "
-        f"--master '{a.master}'` at {commit()}, {datetime.date.today()}, "
-        f"{os.cpu_count()} cores.",
+        f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats}"
+        f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}` "
+        f"at {commit()}, {datetime.date.today()}, {os.cpu_count()} cores, `{a.master}`; "
+        f"`spark.sql.execution.arrow.maxRecordsPerBatch`: {batch}.",
         "",
         f"`benchmarks/dataset.py` rows (10 columns) as a cached DataFrame of 2 partitions; "
-        f"medians of {a.repeats} interleaved runs.",
+        f"medians of {a.repeats} interleaved runs. {FLOOR}: what Spark itself costs a Python "
+        f"source that does nothing (see benchmarks/README.md).",
         "",
-        f"| operation | {FORMAT} (Paimon table) | Parquet | ratio | target | |",
-        "|---|---:|---:|---:|---:|---|",
+        f"| operation | {FORMAT} (Paimon table) | Parquet | ratio | target | | {FLOOR} |",
+        "|---|---:|---:|---:|---:|---|---:|",
     ]
-    for op in pairs.times:
-        row, pq = pairs.median(op, FORMAT), pairs.median(op, "parquet")
-        kind = "write" if op == "write" else "scan" if op == "full scan + aggregate" else None
-        target = TARGETS.get(kind)
+    for op, sides in runs.wall.items():
+        row, pq = runs.median(op, FORMAT), runs.median(op, "parquet")
+        target = TARGETS.get(op)
         verdict = "" if target is None else ("met" if row / pq <= target else "**missed**")
-        lines.append(f"| {op} | {s(row)} | {s(pq)} | {row / pq:.2f}x | "
-                     f"{'' if target is None else f'<= {target:.1f}x'} | {verdict} |")
-    lines += ["", "Every run (seconds):", ""]
-    for op, sides in pairs.times.items():
-        for side, ts in sides.items():
-            lines.append(f"- {op}, {side}: {', '.join(f'{t:.2f}' for t in ts)}")
+        floor = f"{runs.median(op, FLOOR):.2f} s ({runs.median(op, FLOOR) / pq:.2f}x)" \
+            if FLOOR in sides else ""
+        lines.append(f"| {op} | {row:.2f} s | {pq:.2f} s | {row / pq:.2f}x | "
+                     f"{'' if target is None else f'<= {target:.1f}x'} | {verdict} | {floor} |")
+    lines += ["", "CPU seconds (medians; Spark's JVM + its Python workers, from /proc), and "
+              "every wall time:", "",
+              "| operation | side | CPU JVM | CPU Python | CPU total | wall times (s) |",
+              "|---|---|---:|---:|---:|---|"]
+    for op, sides in runs.wall.items():
+        for side, walls in sides.items():
+            jvm, py = runs.cpu_median(op, side, "jvm"), runs.cpu_median(op, side, "python")
+            lines.append(f"| {op} | {side} | {jvm:.2f} | {py:.2f} | {jvm + py:.2f} | "
+                         f"{', '.join(f'{t:.2f}' for t in walls)} |")
     lines += ["", "Data files: " + "; ".join(
         f"{k} {n} files, {b / 1e6:.1f} MB" for k, (n, b) in res["files"].items()) + "."]
     lines += ["", f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; "
@@ -243,6 +368,11 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--driver-memory", default="4g")
+    ap.add_argument("--arrow-batch-rows", type=int,
+                    help="spark.sql.execution.arrow.maxRecordsPerBatch: the rows per Arrow batch "
+                         "Spark hands a Python writer (default: Spark's, 10,000)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the untimed first round (for a smoke test, not for numbers)")
     ap.add_argument("--out", default=str(HERE / "results-spark.md"))
     a = ap.parse_args(argv)
     out = os.path.abspath(a.out)
@@ -254,7 +384,8 @@ def main(argv=None):
     load_before = os.getloadavg()
     spark = start_spark(a.master, a.driver_memory)
     try:
-        res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"))
+        res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"), a.arrow_batch_rows,
+                  not a.no_warmup)
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)

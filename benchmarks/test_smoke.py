@@ -70,3 +70,22 @@ def test_compare_report_and_chart(tmp_path):
     assert rf["get_p90_us"] <= rf["get_p99_us"] and rf["take1_cached_p90_us"] > 0
     png = (tmp_path / "r.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def test_spark_tables_report(tmp_path):
+    """spark_tables.py end to end at a tiny size: every operation, both sides and the
+    floors ran and the two sides' aggregates agreed (the script asserts it)."""
+    import pytest
+    pytest.importorskip("pyspark")
+    out = tmp_path / "spark.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "spark_tables.py"), "--rows", "2000",
+                        "--repeats", "1", "--no-warmup", "--driver-memory", "1g", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = out.read_text()
+    for op in ("write", "partitioned write", "full scan + aggregate", "projected scan + aggregate"):
+        assert f"\n| {op} | " in text
+    assert text.count("| <= 1.0x |") == 1 and text.count("| <= 1.2x |") == 1
+    assert "| write | Python-source floor |" in text
+    assert "| full scan + aggregate | Python-source floor |" in text
+    assert "Load average" in text and "pyspark 4." in text
