@@ -73,12 +73,15 @@ def _import_pypaimon():
     return FileStoreTable
 
 
-def plan(table, columns: list[str] | None = None) -> list:
+def plan(table, columns: list[str] | None = None, partition_filter=None) -> list:
     """The table's splits (pypaimon's scan of the table's snapshot),
-    reading ``columns`` (default all)."""
+    reading ``columns`` (default all), of the partitions that
+    ``partition_filter`` (a pypaimon ``Predicate`` on partition keys) keeps."""
     rb = table.new_read_builder()
     if columns is not None:
         rb = rb.with_projection(columns)
+    if partition_filter is not None:
+        rb = rb.with_partition_filter(partition_filter)
     return list(rb.new_scan().plan().splits())
 
 

@@ -18,7 +18,9 @@ Table read options: ``snapshotId`` or ``tag`` (time travel),
 ``bytesPerPartition`` (default 128 MiB of data files per Spark partition),
 ``minPartitions`` (default: the driver's CPU count; smaller partitions, down
 to 32 MiB, until there are that many),
-``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables).
+``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables), ``pushFilters``
+("true": partition pruning, with ``spark.sql.python.filterPushdown.enabled``;
+load a new DataFrame per filtered query, see the README's Spark section).
 Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
 user ``.schema(...)``; ``rowsPerPartition`` (default 1000000: a partition is
 a run of whole blocks of one file), ``batchRows`` (default 65536),
@@ -38,9 +40,7 @@ here runs ("The provided partitioning or clustering columns do not match the
 existing table's"); ``option("partitionKeys", ...)`` partitions the table.
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
-projection: Spark 4.3 offers Python sources no column pruning. There is no
-filter pushdown: Spark 4.3.0 reuses a reader pruned for one query in later
-queries of the same DataFrame (see the README's Spark section).
+projection: Spark 4.3 offers Python sources no column pruning.
 """
 from __future__ import annotations
 
@@ -211,7 +211,10 @@ class RowDataSource(DataSource):
     def reader(self, schema: StructType):
         sources = Sources.resolve(self.options)
         if sources.table is not None:
-            return TableReader(self.options, schema, sources.table)
+            # Only a reader that has pushFilters gets filters, and Spark refuses
+            # one while spark.sql.python.filterPushdown.enabled is off: opt-in.
+            cls = PartitionPruningReader if _flag(self.options, "pushfilters") else TableReader
+            return cls(self.options, schema, sources.table)
         return RowReader(self.options, schema, sources)
 
     def writer(self, schema: StructType, overwrite: bool):
@@ -280,6 +283,8 @@ class TableReader(DataSourceReader):
             latest = tb.latest_snapshot_id(table)
             self.snapshot_id = None if latest is None else str(latest)
         self.spark_schema_json = schema.json()
+        self.partition_types = {k: tb.row_type(table)[k].type.root for k in table.partition_keys}
+        self.partition_leaves: list[tuple[str, str, object]] = []
         self.bytes_per_partition = _int_option(options, "bytesperpartition",
                                                DEFAULT_BYTES_PER_PARTITION)
         # Spark's file sources spread a scan over its default parallelism,
@@ -293,7 +298,7 @@ class TableReader(DataSourceReader):
     def partitions(self):                 # driver side, once per query
         if self.snapshot_id is None and self.tag is None:
             return []                     # a table with no snapshot yet: no rows
-        splits = tb.plan_splits(self._table(), self.columns)
+        splits = tb.plan_splits(self._table(), self.columns, self.partition_leaves)
         return [SplitGroup(pickle.dumps(g), len(g)) for g in
                 tb.group_splits(splits, self.bytes_per_partition, self.min_partitions)]
 
@@ -305,6 +310,38 @@ class TableReader(DataSourceReader):
         splits = pickle.loads(partition.splits)
         for batch in tb.read_batches(self._table(), splits, self.columns):
             yield _to_spark_batch(batch, target)
+
+
+# Python types of the partition values pypaimon compares (its partition rows
+# hold plain Python values) for which Python's order is Spark's: integers,
+# booleans and strings (code point order is UTF-8 byte order).
+_PRUNABLE = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "BOOLEAN": bool,
+             "VARCHAR": str}
+
+
+class PartitionPruningReader(TableReader):
+    """``option("pushFilters", "true")``: comparisons of a partition key with
+    a literal prune the planned partitions. Spark still applies every filter
+    (all are returned), so pruning only has to keep every partition that
+    may match, never to be exact."""
+
+    def pushFilters(self, filters):      # driver side, before partitions()
+        from pyspark.sql.datasource import (
+            EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, In, LessThan,
+            LessThanOrEqual,
+        )
+        ops = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=",
+               LessThan: "<", LessThanOrEqual: "<=", In: "in"}
+        self.partition_leaves = []
+        for f in filters:
+            op = ops.get(type(f))
+            column = f.attribute[0] if op and len(f.attribute) == 1 else None
+            want = _PRUNABLE.get(self.partition_types.get(column))
+            values = f.value if op == "in" else (f.value,)
+            # type() and not isinstance(): True is an int, and never an INT's value
+            if want is not None and values and all(type(v) is want for v in values):
+                self.partition_leaves.append((op, column, list(values) if op == "in" else f.value))
+        return filters
 
 
 def _to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

@@ -87,14 +87,32 @@ OPEN_COST = 4 << 20                 # pypaimon's and Spark's default cost of ope
 MIN_GROUP_BYTES = 32 << 20          # below this a task's fixed cost outweighs spreading
 
 
-def plan_splits(table, columns: list[str] | None = None) -> list[Any]:
+def plan_splits(table, columns: list[str] | None = None,
+                partition_leaves: Iterable[tuple[str, str, Any]] = ()) -> list[Any]:
     """The table's splits as small as pypaimon can make them: one data file
     each, except files that must be read together (a primary-key table's
     overlapping runs, a data-evolution table's files of one row range).
     pypaimon's default packs files into 128 MiB splits, which would make a
     table of two 56 MB files one Spark task on one core; :func:`group_splits`
     packs these pieces instead."""
-    return plan(table.copy({"source.split.target-size": "1 b"}), columns)
+    table = table.copy({"source.split.target-size": "1 b"})
+    return plan(table, columns, partition_predicate(table, partition_leaves))
+
+
+# PredicateBuilder's method for each comparison a partition filter may make
+PREDICATE_METHODS = {"=": "equal", "<": "less_than", "<=": "less_or_equal", ">": "greater_than",
+                     ">=": "greater_or_equal", "in": "is_in"}
+
+
+def partition_predicate(table, leaves: Iterable[tuple[str, str, Any]]):
+    """The AND of ``(op, partition key, literal)`` leaves (``op`` a key of
+    PREDICATE_METHODS; "in" takes a list) as a pypaimon Predicate, or None."""
+    leaves = list(leaves)
+    if not leaves:
+        return None
+    pb = table.new_read_builder().new_predicate_builder()
+    return pb.and_predicates([getattr(pb, PREDICATE_METHODS[op])(column, literal)
+                              for op, column, literal in leaves])
 
 
 def group_splits(splits: list[Any], max_bytes: int, min_groups: int = 1,

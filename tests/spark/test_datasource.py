@@ -182,6 +182,57 @@ def test_partitioned_table_from_spark(spark, tmp_path):
                                                           for i in range(400)]
 
 
+@pytest.fixture
+def pushdown(spark):
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    yield
+    spark.conf.unset("spark.sql.python.filterPushdown.enabled")
+
+
+def test_partition_filters_prune_partitions(spark, tmp_path, pushdown):
+    """With pushFilters, comparisons of partition keys prune the planned
+    partitions: proven by deleting another partition's files, which a read
+    that planned them fails on. Spark still filters, so results are exact."""
+    import shutil
+    path = str(tmp_path / "pp")
+    df = spark.range(0, 600, 1, 2).selectExpr(
+        "id", "cast(id % 3 as int) as day", "case id % 4 when 0 then 'a' when 1 then 'b' "
+        "when 2 then 'c' else 'é' end as region", "id % 2 = 0 as even")
+    (df.write.format(FORMAT).option("partitionKeys", "day,region,even").mode("append")
+     .save(path))
+    everything = spark.read.format(FORMAT).load(path)
+    every = {tuple(r) for r in everything.collect()}
+
+    def pushed(where):
+        got = spark.read.format(FORMAT).option("pushFilters", "true").load(path).where(where)
+        return {tuple(r) for r in got.collect()}
+
+    cases = {"day = 1": lambda r: r[1] == 1, "day > 1": lambda r: r[1] > 1,
+             "day <= 0": lambda r: r[1] <= 0, "day in (0, 2)": lambda r: r[1] in (0, 2),
+             "region = 'é'": lambda r: r[2] == "é", "region < 'b'": lambda r: r[2] < "b",
+             "region >= 'c' and day < 2": lambda r: r[2] >= "c" and r[1] < 2,
+             "even": lambda r: r[3], "day <=> 2": lambda r: r[1] == 2,
+             "day = 1 or region = 'a'": lambda r: r[1] == 1 or r[2] == "a",
+             "id < 10 and day = 0": lambda r: r[0] < 10 and r[1] == 0}
+    for where, keep in cases.items():
+        assert pushed(where) == {r for r in every if keep(r)}, where
+    shutil.rmtree(os.path.join(path, "day=0"))
+    assert pushed("day = 1") == {r for r in every if r[1] == 1}
+    assert pushed("day >= 1 and region = 'b'") == {r for r in every if r[1] >= 1 and r[2] == "b"}
+    with pytest.raises(Exception, match="day=0"):       # an unpruned read plans day=0
+        pushed("region = 'b'")
+    with pytest.raises(Exception, match="day=0"):       # without the option: no pruning
+        spark.read.format(FORMAT).load(path).where("day = 1").collect()
+
+
+def test_push_filters_needs_spark_conf(spark, table):
+    """Spark refuses a Python reader with pushFilters unless its conf is on."""
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled", "false") == "false"
+    df = spark.read.format(FORMAT).option("pushFilters", "true").load(table)
+    with pytest.raises(Exception, match="DATA_SOURCE_PUSHDOWN_DISABLED"):
+        df.where("id = 1").collect()
+
+
 def test_partition_by_is_refused_before_the_source_runs(spark, tmp_path):
     """PySpark 4.3 gives a Python source no partitioning: the JVM compares
     partitionBy's columns with the source's (none) and fails before any of
