@@ -33,7 +33,9 @@ Write options (creating a table): ``partitionKeys``, ``primaryKeys``
 (comma-separated), ``bucket``, ``paimon.<key>`` (any Paimon table option),
 ``paimonSchema`` (Paimon types to store, e.g. TIMESTAMP(3) or VECTOR). An
 existing table keeps its schema: the DataFrame's columns must match it.
-Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
+``partitionOverwriteMode`` ("static", the default, replaces the whole
+table; "dynamic" only the partitions the DataFrame writes to, as Spark's
+option of that name). Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
 for Python sources). ``partitionBy(...)`` cannot work: PySpark 4.3 gives a
 Python source no partitioning, and the JVM refuses the write before any code
 here runs ("The provided partitioning or clustering columns do not match the
@@ -492,6 +494,11 @@ class TableWriter(DataSourceArrowWriter):
             raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
                                f"Paimon table directory")
         self.overwrite = overwrite
+        mode = options.get("partitionoverwritemode", "static").strip().lower()
+        if mode not in ("static", "dynamic"):
+            raise ValueError(f"option partitionOverwriteMode must be 'static' or 'dynamic', "
+                             f"got {options['partitionoverwritemode']!r}")
+        self.dynamic_overwrite = mode == "dynamic"
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
         if tb.is_table(self.path):
             table = tb.open_table(self.path)
@@ -545,7 +552,8 @@ class TableWriter(DataSourceArrowWriter):
 
     def commit(self, messages):
         table = tb.open_table(self.path)
-        tb.commit(table, [m.messages for m in messages if m is not None], self.overwrite)
+        tb.commit(table, [m.messages for m in messages if m is not None], self.overwrite,
+                  self.dynamic_overwrite)
 
     def abort(self, messages):            # messages of failed tasks are None
         table = tb.open_table(self.path)

@@ -222,9 +222,13 @@ def _list_to_fixed(arr: pa.Array, target: pa.DataType) -> pa.Array:
                                              mask=pa.array(~valid) if not valid.all() else None)
 
 
-def commit(table, pickled: Iterable[bytes], overwrite: bool) -> None:
-    """Commits the messages of every task in one snapshot."""
+def commit(table, pickled: Iterable[bytes], overwrite: bool, dynamic: bool = False) -> None:
+    """Commits the messages of every task in one snapshot. An overwrite
+    replaces the whole table, or with ``dynamic`` only the partitions the
+    messages write to (pypaimon's default is dynamic; Spark's is not)."""
     messages = [m for p in pickled for m in pickle.loads(p)]
+    if overwrite:
+        table = table.copy({"dynamic-partition-overwrite": "true" if dynamic else "false"})
     c = write_builder(table, overwrite).new_commit()
     try:
         c.commit(messages)

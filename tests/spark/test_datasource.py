@@ -329,6 +329,31 @@ def test_append_overwrite_and_schema_errors(spark, tmp_path):
     assert back.count() == 0 and back.columns == ["id", "s"]
 
 
+def test_overwrite_of_a_partitioned_table_static_and_dynamic(spark, tmp_path):
+    """Spark's default overwrite replaces the whole table, although
+    pypaimon's own default is dynamic; partitionOverwriteMode=dynamic
+    replaces only the partitions written to."""
+    path = str(tmp_path / "po")
+    first = spark.range(6).selectExpr("id", "cast(id % 3 as string) as part")
+    first.write.format(FORMAT).option("partitionKeys", "part").mode("append").save(path)
+    one = spark.range(10, 12).selectExpr("id", "'1' as part")
+    one.write.format(FORMAT).option("partitionOverwriteMode", "dynamic").mode("overwrite").save(path)
+    assert rows(spark.read.format(FORMAT).load(path)) == \
+        [(0, "0"), (2, "2"), (3, "0"), (5, "2"), (10, "1"), (11, "1")]
+    # an empty dynamic overwrite writes to no partition: nothing is replaced
+    spark.range(0).selectExpr("id", "'1' as part").write.format(FORMAT) \
+        .option("partitionOverwriteMode", "DYNAMIC").mode("overwrite").save(path)
+    assert spark.read.format(FORMAT).load(path).count() == 6
+    one.write.format(FORMAT).mode("overwrite").save(path)
+    assert rows(spark.read.format(FORMAT).load(path)) == [(10, "1"), (11, "1")]
+    assert [(r["id"], r["part"]) for r in stock_read(path).sort_by("id").to_pylist()] == \
+        [(10, "1"), (11, "1")]
+    with pytest.raises(Exception, match="partitionOverwriteMode must be 'static' or 'dynamic', "
+                                        "got 'partial'"):
+        one.write.format(FORMAT).option("partitionOverwriteMode", "partial").mode("overwrite") \
+            .save(path)
+
+
 def test_a_failing_task_leaves_the_table_unchanged(spark, tmp_path):
     from pyspark.sql.functions import udf
 
