@@ -2,7 +2,7 @@
 
 Blocks are flushed by Java's rule (``row bytes + 4 * rows + 4 >= block_size``,
 checked after each row) and compressed as single ZSTD frames without a content
-size or checksum (a streaming compressor, as zstd-jni's), so blocks are
+size or checksum (as zstd-jni's stream makes them: see java_frames), so blocks are
 byte-identical to Java's with the same libzstd. The file is written under a
 temporary name in the target directory and renamed to ``path`` only when
 ``close()`` succeeds: an exception or a killed process leaves no file at
@@ -18,7 +18,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
-import zstandard
 
 from . import _rowcodec
 from .arrow_data import as_batches
@@ -27,6 +26,7 @@ from .atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
 from .errors import SchemaError, ValueConversionError
 from .footer import Footer
+from .java_frames import JavaFrameCompressor
 from .types import RowType
 
 DEFAULT_BLOCK_SIZE = 65536
@@ -262,15 +262,12 @@ class RowFileWriter(AtomicWriter):
         self._rows += batch.num_rows
 
     def _compress(self, block: bytes) -> bytes:
-        """One ZSTD frame with no content size and no checksum, made by a
-        streaming compressor exactly as zstd-jni's stream makes Java's."""
+        """One ZSTD frame with no content size and no checksum, exactly as
+        zstd-jni's stream makes Java's (see java_frames)."""
         c = getattr(self._local, "c", None)
         if c is None:
-            c = self._local.c = zstandard.ZstdCompressor(
-                level=self.zstd_level, write_content_size=False, write_checksum=False,
-                write_dict_id=False)
-        obj = c.compressobj()
-        return obj.compress(block) + obj.flush()
+            c = self._local.c = JavaFrameCompressor(self.zstd_level)
+        return c.compress(block)
 
     def _write_block(self, block: bytes):
         rows = int.from_bytes(block[-4:], "little", signed=True)
