@@ -213,8 +213,11 @@ static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsi
  * 8-15 (one load gives both; the length is a shift count as it stands). */
 typedef uint16_t rfz_huf_entry;
 
+/* The table has 2^RFZ_HUF_LOG_MAX entries whatever the longest code, so
+ * that a lookup's index is a shift by a constant (x86-64 without BMI2 has
+ * one register for variable shift counts, which the code lengths take). */
 typedef struct {
-    unsigned log;
+    unsigned log;                /* the longest code */
     unsigned grid;               /* the greatest common divisor of the code lengths */
     int valid;
     rfz_huf_entry t[1 << RFZ_HUF_LOG_MAX];
@@ -287,7 +290,8 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
     /* canonical codes: the lowest weights (longest codes) take the lowest
      * table positions, in symbol order within a weight */
     start[1] = 0;
-    for (i = 1; i <= max_bits; i++) start[i + 1] = start[i] + (count[i] << (i - 1));
+    for (i = 1; i <= max_bits; i++)
+        start[i + 1] = start[i] + (count[i] << (i - 1 + RFZ_HUF_LOG_MAX - max_bits));
     h->grid = 0;
     for (i = 1; i <= max_bits; i++) {
         unsigned a = max_bits + 1 - i, b = h->grid;
@@ -297,10 +301,16 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
     }
     for (i = 0; i < nw; i++) {
         unsigned wt = w[i], len, k;
+        rfz_huf_entry e, *dst;
         if (!wt) continue;
-        len = 1u << (wt - 1);
-        for (k = 0; k < len; k++) {
-            h->t[start[wt] + k] = (rfz_huf_entry)((i << 8) | (max_bits + 1 - wt));
+        len = 1u << (wt - 1 + RFZ_HUF_LOG_MAX - max_bits);
+        e = (rfz_huf_entry)((i << 8) | (max_bits + 1 - wt));
+        dst = h->t + start[wt];
+        if (len >= 4) {                  /* 4 entries a store: the table is 8 KiB */
+            uint64_t e4 = e * 0x0001000100010001ull;
+            for (k = 0; k < len; k += 4) memcpy(dst + k, &e4, 8);
+        } else {
+            for (k = 0; k < len; k++) dst[k] = e;
         }
         start[wt] += len;
     }
@@ -490,8 +500,8 @@ static inline const uint8_t *rfz_lane_lo(const rfz_lane *l) {
  * The state lives in locals (the symbol stores could alias the lanes), and
  * the container is kept shifted so that each lookup depends only on the
  * previous one's shift, not on a running bit count. */
-static inline void rfz_lanes_fast(rfz_lane **l, const rfz_huf_entry *t, unsigned log,
-                                  const int M, const int S) {
+static inline void rfz_lanes_fast(rfz_lane **l, const rfz_huf_entry *t, const int M,
+                                  const int S) {
     const uint8_t *ptr[RFZ_LANES], *lo[RFZ_LANES];
     uint8_t *o[RFZ_LANES];
     uint64_t cur[RFZ_LANES], bits[RFZ_LANES];
@@ -519,7 +529,7 @@ static inline void rfz_lanes_fast(rfz_lane **l, const rfz_huf_entry *t, unsigned
         }
 #define RFZ_HUF_STEP(k)                                                     \
         for (j = 0; j < M; j++) {                                           \
-            const unsigned e = t[cur[j] >> (64 - log)];                     \
+            const unsigned e = t[cur[j] >> (64 - RFZ_HUF_LOG_MAX)];         \
             o[j][k] = (uint8_t)(e >> 8);                                    \
             cur[j] <<= e & 63;                                              \
         }
@@ -541,7 +551,7 @@ static inline void rfz_lanes_fast(rfz_lane **l, const rfz_huf_entry *t, unsigned
     }
 }
 
-/* Fast rounds of lanes ln[0..m) while any can go on. */
+/* Fast rounds of lanes ln[0..m) while any can go on; log: the longest code. */
 static void rfz_lanes_run(rfz_lane *ln, int m, const rfz_huf_entry *t, unsigned log) {
     for (;;) {
         rfz_lane *act[RFZ_LANES];
@@ -551,33 +561,33 @@ static void rfz_lanes_run(rfz_lane *ln, int m, const rfz_huf_entry *t, unsigned 
         if (k == 0) return;
         if (log <= 11) {
             switch (k) {
-            case 1: rfz_lanes_fast(act, t, log, 1, 5); break;
-            case 2: rfz_lanes_fast(act, t, log, 2, 5); break;
-            case 3: rfz_lanes_fast(act, t, log, 3, 5); break;
-            case 4: rfz_lanes_fast(act, t, log, 4, 5); break;
-            case 5: rfz_lanes_fast(act, t, log, 5, 5); break;
-            case 6: rfz_lanes_fast(act, t, log, 6, 5); break;
-            case 7: rfz_lanes_fast(act, t, log, 7, 5); break;
-            default: rfz_lanes_fast(act, t, log, 8, 5); break;
+            case 1: rfz_lanes_fast(act, t, 1, 5); break;
+            case 2: rfz_lanes_fast(act, t, 2, 5); break;
+            case 3: rfz_lanes_fast(act, t, 3, 5); break;
+            case 4: rfz_lanes_fast(act, t, 4, 5); break;
+            case 5: rfz_lanes_fast(act, t, 5, 5); break;
+            case 6: rfz_lanes_fast(act, t, 6, 5); break;
+            case 7: rfz_lanes_fast(act, t, 7, 5); break;
+            default: rfz_lanes_fast(act, t, 8, 5); break;
             }
         } else {
             /* 12-bit codes (rare: libzstd tables are mostly 11 bits) fit 4 to a
              * round; their lanes go at most 4 at a time (less code) */
             switch (k) {
-            case 1: rfz_lanes_fast(act, t, log, 1, 4); break;
-            case 2: rfz_lanes_fast(act, t, log, 2, 4); break;
-            case 3: rfz_lanes_fast(act, t, log, 3, 4); break;
-            default: rfz_lanes_fast(act, t, log, 4, 4); break;
+            case 1: rfz_lanes_fast(act, t, 1, 4); break;
+            case 2: rfz_lanes_fast(act, t, 2, 4); break;
+            case 3: rfz_lanes_fast(act, t, 3, 4); break;
+            default: rfz_lanes_fast(act, t, 4, 4); break;
             }
         }
     }
 }
 
 /* One symbol with the careful reload. */
-static inline int rfz_huf_one(rfz_bits *b, const rfz_huf_entry *t, unsigned log, uint8_t *o) {
+static inline int rfz_huf_one(rfz_bits *b, const rfz_huf_entry *t, uint8_t *o) {
     unsigned e;
     if (rfz_reload(b)) return RFZ_CORRUPT;
-    e = t[rfz_peek(b, log)];
+    e = t[rfz_peek(b, RFZ_HUF_LOG_MAX)];
     *o = (uint8_t)(e >> 8);
     b->used += e & 255;
     return RFZ_OK;
@@ -602,7 +612,7 @@ static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
     for (j = 0; j < m; j++) {
         size_t at;
         for (; ln[j].n < count; ln[j].n++)          /* the rest one symbol at a time */
-            if (rfz_huf_one(&ln[j].b, t, log, ln[j].out + ln[j].n)) return RFZ_CORRUPT;
+            if (rfz_huf_one(&ln[j].b, t, ln[j].out + ln[j].n)) return RFZ_CORRUPT;
         d->hs[idx[j]] = ln[j].b;
         at = d->seg_at[idx[j]] += count;
         /* a finished stream must have used exactly its bits */
@@ -705,7 +715,7 @@ static int rfz_huf_split(rfz_dec *d, size_t want) {
             unsigned e;
             l->pos[i] = (uint32_t)rfz_bitpos(&l->b, l->end);
             rfz_reload(&l->b);                   /* cannot run out: RFZ_SYNC_BITS */
-            e = t[rfz_peek(&l->b, log)];
+            e = t[rfz_peek(&l->b, RFZ_HUF_LOG_MAX)];
             l->out[i] = (uint8_t)(e >> 8);
             l->b.used += e & 255;
         }
@@ -728,7 +738,7 @@ static int rfz_huf_split(rfz_dec *d, size_t want) {
                 while (r < l->npos && l->pos[r] < q) r++;
                 if (r == l->npos) break;
                 if (l->pos[r] == q) { met = 1; break; }
-                if (rfz_huf_one(&b, t, log, d->lit + at)) return RFZ_CORRUPT;
+                if (rfz_huf_one(&b, t, d->lit + at)) return RFZ_CORRUPT;
                 at++;
             }
             if (!met) {
