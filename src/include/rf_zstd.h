@@ -386,13 +386,16 @@ static const uint8_t RFZ_ML_BITS[53] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 /* Starts decoding `src` (one frame) into `dst` (cap bytes). RFZ_UNSUPPORTED
  * for a dictionary, a checksum, a window beyond libzstd's default limit or
- * a skippable frame. */
+ * a skippable frame. d->lit is NULL, or the literals buffer of a decoder d
+ * held before, which is kept (rfz_free releases it). */
 static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
     size_t p = 5;
     uint8_t fhd;
     unsigned fcs_flag, single, did_flag;
     uint64_t fcs = 0;
+    uint8_t *lit = d->lit;
     memset(d, 0, offsetof(rfz_dec, huf));
+    d->lit = lit;
     d->huf.valid = 0;
     d->ll_ok = d->of_ok = d->ml_ok = 0;
     d->src = src;
@@ -427,7 +430,7 @@ static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size
     if (d->window > RFZ_WINDOW_MAX) return RFZ_UNSUPPORTED;
     d->block_max = d->window < RFZ_BLOCK_MAX ? (size_t)d->window : RFZ_BLOCK_MAX;
     d->ip = p;
-    d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
+    if (!d->lit) d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
     if (!d->lit) return RFZ_NOMEM;
     return RFZ_OK;
 }
