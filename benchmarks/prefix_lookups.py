@@ -3,10 +3,15 @@ side in one run, against the one-block ZSTD floor and Arrow IPC
 (uncompressed, memory-mapped), by where the row sits in its block.
 
     .venv/bin/python benchmarks/prefix_lookups.py [--rows 200000] [--lookups 1000]
+                                                  [--decoder-alone 300]
 
 The file is ``dataset.py``'s rows written by RowFileWriter (64 KiB blocks,
 level 1); the same random rows are looked up by every contender, one after
 the other for each row (interleaved), each with its block's cache emptied.
+With --decoder-alone N, it times instead the decoder by itself
+(PrefixBlock.advance to 1-100% of a block, from a new PrefixBlock) against
+libzstd decompressing the whole block, N times on each of 4 blocks spread
+over the file, interleaved.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--lookups", type=int, default=1000)
+    ap.add_argument("--decoder-alone", type=int, default=0, metavar="N")
     a = ap.parse_args()
     table = generate(a.rows)
     tmp = pathlib.Path(tempfile.mkdtemp())
@@ -44,6 +50,8 @@ def main():
     with ipc.new_file(arrow_path, table.schema) as w:
         w.write_table(table, max_chunksize=10_000)
     data = path.read_bytes()
+    if a.decoder_alone:
+        return decoder_alone(path, data, a.decoder_alone)
     plain = rowformat.RowFileReader(path, SCHEMA_TEXT, memory_map=True)
     prefix = rowformat.RowFileReader(path, SCHEMA_TEXT, memory_map=True, prefix_lookups=True)
     arrow = ipc.open_file(pa.memory_map(str(arrow_path)))
@@ -85,6 +93,27 @@ def main():
     fl = np.median(t["floor"])
     print(f"\nget(i) with prefix_lookups / one-block floor: {np.median(t['get_prefix']) / fl:.2f}x "
           f"(without: {np.median(t['get']) / fl:.2f}x)")
+
+
+def decoder_alone(path, data, n):
+    from rowformat._rowcodec import PrefixBlock
+    r = rowformat.RowFileReader(path, SCHEMA_TEXT)
+    blocks = [r._blocks[b] for b in np.linspace(0, r.num_blocks - 2, 4).astype(int)]
+    shares = (0.01, 0.10, 0.25, 0.50, 0.75, 1.0)
+    t = {k: [] for k in (*shares, "libzstd")}
+    d = zstandard.ZstdDecompressor()
+    for _ in range(n):
+        for off, size, usize, _rows in blocks:
+            frame = data[off:off + size]
+            for share in shares:
+                p = PrefixBlock(frame, usize, 0)
+                t0 = time.perf_counter_ns(); p.advance(int(usize * share)); t[share].append(time.perf_counter_ns() - t0)
+            t0 = time.perf_counter_ns(); d.decompress(frame, usize); t["libzstd"].append(time.perf_counter_ns() - t0)
+    print(f"decoder alone, {n} x {len(blocks)} blocks of {r.num_blocks}, load average {os.getloadavg()[0]:.2f}; "
+          f"medians in us\n")
+    print("| " + " | ".join(f"{s:.0%}" for s in shares) + " | libzstd, whole block |")
+    print("|" + "---:|" * (len(shares) + 1))
+    print("| " + " | ".join(f"{np.median(t[k]) / 1e3:.1f}" for k in t) + " |")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,10 @@ INLINE_ROWS = 1024
 INLINE_COLD = 2
 # With prefix_lookups, a lookup of a row in the first PREFIX_SHARE of its block's rows decompresses
 # only the block's prefix up to that row (PrefixBlock); past it, the whole
-# block through libzstd is as fast (measured on 64 KiB level-1 blocks: the
-# prefix decoder's literals run serially where libzstd's run four at a time)
-PREFIX_SHARE = 0.5
+# block through libzstd is as fast (measured on 64 KiB level-1 blocks,
+# benchmarks/prefix_lookups.py: the decoder is about as fast as libzstd for
+# a whole block, and walking the rows before the row costs what it saves)
+PREFIX_SHARE = 0.6
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 
 
@@ -124,7 +125,7 @@ class RowFileReader:
     of that name, and the same caveat: the file must not be truncated while
     it is open (touching unmapped pages kills the process with SIGBUS).
     ``prefix_lookups=True`` lets get() and small take()s of rows in the first
-    half of an uncached block decompress only the block's prefix up to the
+    60% of an uncached block decompress only the block's prefix up to the
     row (and resume it for the next lookup in the block), finding the row by
     walking the rows before it. The cost: such a lookup cannot check the row
     lengths against the block's offset array (it sits at the block's end),

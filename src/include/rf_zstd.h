@@ -209,10 +209,16 @@ static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsi
 
 /* ---- Huffman ---- */
 
-typedef struct { uint8_t sym; uint8_t nbits; } rfz_huf_entry;
+/* A decode table entry: the code's length in bits 0-7, its symbol in bits
+ * 8-15 (one load gives both; the length is a shift count as it stands). */
+typedef uint16_t rfz_huf_entry;
 
+/* The table has 2^RFZ_HUF_LOG_MAX entries whatever the longest code, so
+ * that a lookup's index is a shift by a constant (x86-64 without BMI2 has
+ * one register for variable shift counts, which the code lengths take). */
 typedef struct {
-    unsigned log;
+    unsigned log;                /* the longest code */
+    unsigned grid;               /* the greatest common divisor of the code lengths */
     int valid;
     rfz_huf_entry t[1 << RFZ_HUF_LOG_MAX];
 } rfz_huf;
@@ -284,14 +290,27 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
     /* canonical codes: the lowest weights (longest codes) take the lowest
      * table positions, in symbol order within a weight */
     start[1] = 0;
-    for (i = 1; i <= max_bits; i++) start[i + 1] = start[i] + (count[i] << (i - 1));
+    for (i = 1; i <= max_bits; i++)
+        start[i + 1] = start[i] + (count[i] << (i - 1 + RFZ_HUF_LOG_MAX - max_bits));
+    h->grid = 0;
+    for (i = 1; i <= max_bits; i++) {
+        unsigned a = max_bits + 1 - i, b = h->grid;
+        if (!count[i]) continue;
+        while (b) { unsigned r = a % b; a = b; b = r; }
+        h->grid = a;
+    }
     for (i = 0; i < nw; i++) {
         unsigned wt = w[i], len, k;
+        rfz_huf_entry e, *dst;
         if (!wt) continue;
-        len = 1u << (wt - 1);
-        for (k = 0; k < len; k++) {
-            h->t[start[wt] + k].sym = (uint8_t)i;
-            h->t[start[wt] + k].nbits = (uint8_t)(max_bits + 1 - wt);
+        len = 1u << (wt - 1 + RFZ_HUF_LOG_MAX - max_bits);
+        e = (rfz_huf_entry)((i << 8) | (max_bits + 1 - wt));
+        dst = h->t + start[wt];
+        if (len >= 4) {                  /* 4 entries a store: the table is 8 KiB */
+            uint64_t e4 = e * 0x0001000100010001ull;
+            for (k = 0; k < len; k += 4) memcpy(dst + k, &e4, 8);
+        } else {
+            for (k = 0; k < len; k++) dst[k] = e;
         }
         start[wt] += len;
     }
@@ -301,6 +320,16 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
 }
 
 /* ---- the decoder ---- */
+
+/* Huffman lanes decoded side by side (rfz_huf_split): at most this many; a
+ * speculative lane records the bit positions of its first RFZ_SYNC_SYMS
+ * symbols, decodes at most RFZ_SPEC_MAX, and is started only for at least
+ * RFZ_LANE_MIN symbols (shorter ones do not repay their start and sync). */
+#define RFZ_LANES 8
+#define RFZ_SYNC_SYMS 64
+#define RFZ_SYNC_BITS (RFZ_SYNC_SYMS * RFZ_HUF_LOG_MAX + 128)
+#define RFZ_SPEC_MAX 8192
+#define RFZ_LANE_MIN 512
 
 typedef struct {
     /* the frame */
@@ -320,8 +349,11 @@ typedef struct {
     size_t lit_size, lit_pos, lit_avail;
     int streams;                  /* Huffman streams: 0 (raw or RLE literals), 1 or 4 */
     rfz_bits hs[4];
+    const uint8_t *hs_end[4];     /* each stream's end */
+    int split_off;                /* a lane of this block could not be joined: no more */
     size_t seg_at[4], seg_end[4];
     rfz_huf huf;
+    uint8_t spec[RFZ_LANES - 1][RFZ_SPEC_MAX];   /* speculative lanes' symbols (rfz_huf_split) */
     /* sequences */
     rfz_fse ll_t[1 << RFZ_LL_LOG_MAX], of_t[1 << RFZ_OF_LOG_MAX], ml_t[1 << RFZ_ML_LOG_MAX];
     int ll_ok, of_ok, ml_ok;
@@ -354,13 +386,16 @@ static const uint8_t RFZ_ML_BITS[53] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 /* Starts decoding `src` (one frame) into `dst` (cap bytes). RFZ_UNSUPPORTED
  * for a dictionary, a checksum, a window beyond libzstd's default limit or
- * a skippable frame. */
+ * a skippable frame. d->lit is NULL, or the literals buffer of a decoder d
+ * held before, which is kept (rfz_free releases it). */
 static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
     size_t p = 5;
     uint8_t fhd;
     unsigned fcs_flag, single, did_flag;
     uint64_t fcs = 0;
+    uint8_t *lit = d->lit;
     memset(d, 0, offsetof(rfz_dec, huf));
+    d->lit = lit;
     d->huf.valid = 0;
     d->ll_ok = d->of_ok = d->ml_ok = 0;
     d->src = src;
@@ -395,7 +430,7 @@ static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size
     if (d->window > RFZ_WINDOW_MAX) return RFZ_UNSUPPORTED;
     d->block_max = d->window < RFZ_BLOCK_MAX ? (size_t)d->window : RFZ_BLOCK_MAX;
     d->ip = p;
-    d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
+    if (!d->lit) d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
     if (!d->lit) return RFZ_NOMEM;
     return RFZ_OK;
 }
@@ -403,85 +438,6 @@ static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size
 static void rfz_free(rfz_dec *d) {
     free(d->lit);
     d->lit = NULL;
-}
-
-/* The fast part of rfz_huf_lockstep for M streams (a constant once
- * inlined, so the loops over streams unroll): 4 symbols per reload (4 x 12
- * bits <= the 57 a reload leaves) while every stream has 8 bytes before its
- * position. The container is kept shifted so that each lookup depends only
- * on the previous one's shift, not on a running bit count. */
-static inline size_t rfz_huf_fast(rfz_bits **b, uint8_t **out, const rfz_huf_entry *t,
-                                  unsigned log, size_t count, const int M) {
-    size_t done = 0;
-    int j;
-    while (count - done >= 4) {
-        uint64_t cur[4];
-        unsigned used[4];
-        int fast = 1;
-        for (j = 0; j < M; j++) fast &= b[j]->ptr >= b[j]->start + 8;
-        if (!fast) break;
-        for (j = 0; j < M; j++) {
-            b[j]->ptr -= b[j]->used >> 3;
-            used[j] = b[j]->used & 7;
-            b[j]->bits = rfz_le64(b[j]->ptr);
-            cur[j] = b[j]->bits << used[j];
-        }
-#define RFZ_HUF_STEP(k)                                                     \
-        for (j = 0; j < M; j++) {                                           \
-            const rfz_huf_entry e = t[cur[j] >> (64 - log)];                \
-            out[j][done + k] = e.sym;                                       \
-            cur[j] <<= e.nbits;                                             \
-            used[j] += e.nbits;                                             \
-        }
-        RFZ_HUF_STEP(0) RFZ_HUF_STEP(1) RFZ_HUF_STEP(2) RFZ_HUF_STEP(3)
-#undef RFZ_HUF_STEP
-        for (j = 0; j < M; j++) b[j]->used = used[j];
-        done += 4;
-    }
-    return done;
-}
-
-/* Decodes `count` more symbols of each of the m Huffman streams idx[0..m),
- * side by side: the streams are independent, so their table lookups overlap
- * in the CPU. */
-static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
-    const rfz_huf_entry *t = d->huf.t;
-    unsigned log = d->huf.log;
-    rfz_bits *b[4];
-    uint8_t *out[4];
-    size_t done = 0;
-    int j;
-    for (j = 0; j < m; j++) {
-        b[j] = &d->hs[idx[j]];
-        out[j] = d->lit + d->seg_at[idx[j]];
-    }
-    switch (m) {
-    case 1: done = rfz_huf_fast(b, out, t, log, count, 1); break;
-    case 2: done = rfz_huf_fast(b, out, t, log, count, 2); break;
-    case 3: done = rfz_huf_fast(b, out, t, log, count, 3); break;
-    default: done = rfz_huf_fast(b, out, t, log, count, 4); break;
-    }
-    /* the rest one symbol at a time, with the careful reload */
-    for (j = 0; j < m; j++) {
-        size_t k;
-        for (k = done; k < count; k++) {
-            rfz_huf_entry e;
-            if (rfz_reload(b[j])) return RFZ_CORRUPT;
-            e = t[rfz_peek(b[j], log)];
-            out[j][k] = e.sym;
-            b[j]->used += e.nbits;
-        }
-        out[j] += count;
-    }
-    for (j = 0; j < m; j++) {
-        size_t at = (size_t)(out[j] - d->lit);
-        d->seg_at[idx[j]] = at;
-        if (at == d->seg_end[idx[j]]) {
-            /* a finished stream must have used exactly its bits */
-            if (rfz_bits_end(b[j])) return RFZ_CORRUPT;
-        }
-    }
-    return RFZ_OK;
 }
 
 /* The literals decoded so far without a gap: whole streams, then the first
@@ -496,10 +452,323 @@ static inline size_t rfz_lit_prefix(const rfz_dec *d) {
     return avail;
 }
 
+/* ---- Huffman lanes ----
+ *
+ * A lane is one bit reader over a Huffman stream writing its symbols to
+ * `out`. Lanes are decoded side by side: one lane's symbols depend one on
+ * the next (a lookup needs the previous code's length), so alone it runs at
+ * the table's latency, while independent lanes overlap in the CPU. */
+
+typedef struct {
+    rfz_bits b;
+    const uint8_t *end;       /* the stream's end: bit positions count from it */
+    uint8_t *out;
+    size_t n, limit;          /* symbols in out, and at most */
+    uint64_t stop;            /* fast rounds end before this bit position (the next lane's start) */
+    uint32_t pos[RFZ_SYNC_SYMS];   /* a speculative lane: the bit position of its first symbols */
+    unsigned npos;
+} rfz_lane;
+
+/* The bits of the stream consumed so far: unchanged by reloads. */
+static inline uint64_t rfz_bitpos(const rfz_bits *b, const uint8_t *end) {
+    return (uint64_t)(end - 8 - b->ptr) * 8 + b->used;
+}
+
+/* Whether a lane can decode a fast round: 5 codes of at most 11 bits or 4
+ * of 12 from one 8-byte load (<= 55 bits, of the 57 a reload leaves), all
+ * before the stream's last 8 bytes, within its symbols and its stop. */
+static inline int rfz_lane_can(const rfz_lane *l) {
+    return l->b.ptr >= l->b.start + 8 && l->limit - l->n >= 5
+        && rfz_bitpos(&l->b, l->end) + 55 <= l->stop;
+}
+
+/* The lowest ptr at which a lane may start another fast round once inside
+ * rfz_lanes_fast: before the stream's last 8 bytes, and, as a round leaves
+ * at most 62 bits in `used` and reads at most 55 more, 117 bits before its
+ * stop (a few bits early at worst, which the join makes up). NULL: none. */
+static inline const uint8_t *rfz_lane_lo(const rfz_lane *l) {
+    size_t n = (size_t)(l->end - l->b.start), lo = 8;
+    if (l->stop != UINT64_MAX) {
+        uint64_t back;
+        if (l->stop < 117) return NULL;
+        back = (l->stop - 117) / 8;
+        if (back + 8 < n && n - 8 - back > lo) lo = n - 8 - back;
+    }
+    return lo <= n ? l->b.start + lo : NULL;
+}
+
+/* Fast rounds of S symbols (5 for codes of at most 11 bits, else 4) of the
+ * M lanes l[0..M) (constants once inlined, so the loops unroll) until one
+ * of them cannot go on; each can when called (rfz_lane_can).
+ * The state lives in locals (the symbol stores could alias the lanes), and
+ * the container is kept shifted so that each lookup depends only on the
+ * previous one's shift, not on a running bit count. */
+static inline void rfz_lanes_fast(rfz_lane **l, const rfz_huf_entry *t, const int M,
+                                  const int S) {
+    const uint8_t *ptr[RFZ_LANES], *lo[RFZ_LANES];
+    uint8_t *o[RFZ_LANES];
+    uint64_t cur[RFZ_LANES], bits[RFZ_LANES];
+    unsigned used[RFZ_LANES];
+    size_t rounds = (size_t)-1;
+    int j, go = 1;
+    for (j = 0; j < M; j++) {
+        const uint8_t *low = rfz_lane_lo(l[j]);
+        ptr[j] = l[j]->b.ptr;
+        used[j] = l[j]->b.used;
+        bits[j] = l[j]->b.bits;
+        lo[j] = low ? low : ptr[j] + 1;          /* the first round only */
+        o[j] = l[j]->out + l[j]->n;
+        if ((l[j]->limit - l[j]->n) / S < rounds) rounds = (l[j]->limit - l[j]->n) / S;
+    }
+    while (go) {
+        /* bit 0 of the load is read by none of the round's lookups (they
+         * read at most 7 + 55 bits from the top): a 1 there marks how far
+         * the container was shifted, which gives the bits consumed without
+         * a count kept per symbol */
+        for (j = 0; j < M; j++) {
+            ptr[j] -= used[j] >> 3;
+            bits[j] = rfz_le64(ptr[j]);
+            cur[j] = (bits[j] | 1) << (used[j] & 7);
+        }
+#define RFZ_HUF_STEP(k)                                                     \
+        for (j = 0; j < M; j++) {                                           \
+            const unsigned e = t[cur[j] >> (64 - RFZ_HUF_LOG_MAX)];         \
+            o[j][k] = (uint8_t)(e >> 8);                                    \
+            cur[j] <<= e & 63;                                              \
+        }
+        RFZ_HUF_STEP(0) RFZ_HUF_STEP(1) RFZ_HUF_STEP(2) RFZ_HUF_STEP(3)
+        if (S == 5) { RFZ_HUF_STEP(4) }
+#undef RFZ_HUF_STEP
+        go = --rounds > 0;
+        for (j = 0; j < M; j++) {
+            used[j] = (unsigned)__builtin_ctzll(cur[j]);
+            o[j] += S;
+            go &= ptr[j] >= lo[j];
+        }
+    }
+    for (j = 0; j < M; j++) {
+        l[j]->b.ptr = ptr[j];
+        l[j]->b.used = used[j];
+        l[j]->b.bits = bits[j];
+        l[j]->n = (size_t)(o[j] - l[j]->out);
+    }
+}
+
+/* Fast rounds of lanes ln[0..m) while any can go on; log: the longest code. */
+static void rfz_lanes_run(rfz_lane *ln, int m, const rfz_huf_entry *t, unsigned log) {
+    for (;;) {
+        rfz_lane *act[RFZ_LANES];
+        int k = 0, i;
+        for (i = 0; i < m; i++)
+            if (rfz_lane_can(&ln[i])) act[k++] = &ln[i];
+        if (k == 0) return;
+        if (log <= 11) {
+            switch (k) {
+            case 1: rfz_lanes_fast(act, t, 1, 5); break;
+            case 2: rfz_lanes_fast(act, t, 2, 5); break;
+            case 3: rfz_lanes_fast(act, t, 3, 5); break;
+            case 4: rfz_lanes_fast(act, t, 4, 5); break;
+            case 5: rfz_lanes_fast(act, t, 5, 5); break;
+            case 6: rfz_lanes_fast(act, t, 6, 5); break;
+            case 7: rfz_lanes_fast(act, t, 7, 5); break;
+            default: rfz_lanes_fast(act, t, 8, 5); break;
+            }
+        } else {
+            /* 12-bit codes (rare: libzstd tables are mostly 11 bits) fit 4 to a
+             * round; their lanes go at most 4 at a time (less code) */
+            switch (k) {
+            case 1: rfz_lanes_fast(act, t, 1, 4); break;
+            case 2: rfz_lanes_fast(act, t, 2, 4); break;
+            case 3: rfz_lanes_fast(act, t, 3, 4); break;
+            default: rfz_lanes_fast(act, t, 4, 4); break;
+            }
+        }
+    }
+}
+
+/* One symbol with the careful reload. */
+static inline int rfz_huf_one(rfz_bits *b, const rfz_huf_entry *t, uint8_t *o) {
+    unsigned e;
+    if (rfz_reload(b)) return RFZ_CORRUPT;
+    e = t[rfz_peek(b, RFZ_HUF_LOG_MAX)];
+    *o = (uint8_t)(e >> 8);
+    b->used += e & 255;
+    return RFZ_OK;
+}
+
+/* Decodes `count` more symbols of each of the m Huffman streams idx[0..m),
+ * side by side. */
+static int rfz_huf_lockstep(rfz_dec *d, const int *idx, int m, size_t count) {
+    const rfz_huf_entry *t = d->huf.t;
+    unsigned log = d->huf.log;
+    rfz_lane ln[4];
+    int j;
+    for (j = 0; j < m; j++) {
+        ln[j].b = d->hs[idx[j]];
+        ln[j].end = d->hs_end[idx[j]];
+        ln[j].out = d->lit + d->seg_at[idx[j]];
+        ln[j].n = 0;
+        ln[j].limit = count;
+        ln[j].stop = UINT64_MAX;
+    }
+    rfz_lanes_run(ln, m, t, log);
+    for (j = 0; j < m; j++) {
+        size_t at;
+        for (; ln[j].n < count; ln[j].n++)          /* the rest one symbol at a time */
+            if (rfz_huf_one(&ln[j].b, t, ln[j].out + ln[j].n)) return RFZ_CORRUPT;
+        d->hs[idx[j]] = ln[j].b;
+        at = d->seg_at[idx[j]] += count;
+        /* a finished stream must have used exactly its bits */
+        if (at == d->seg_end[idx[j]] && rfz_bits_end(&d->hs[idx[j]])) return RFZ_CORRUPT;
+    }
+    return RFZ_OK;
+}
+
+/* Splits the literals [seg_at, min(want, seg_end)) of each stream into
+ * lanes, RFZ_LANES in all, and decodes them side by side: the literals of a
+ * block's first quarter all come from stream 1, which alone would run at
+ * the table's latency.
+ *
+ * A Huffman stream's only decoding state is its bit position, and a reader
+ * started at a bit position inside a code falls into step with the true
+ * code boundaries, usually within a few symbols. So a stream's later lanes
+ * start at guessed bit positions (its average code length times the
+ * symbols before them) and record where their first RFZ_SYNC_SYMS symbols
+ * begin. Then each lane's predecessor, whose state is the stream's own,
+ * goes on one symbol at a time until it stands where the lane began a
+ * symbol: from there the lane's symbols are the stream's. A lane it does
+ * not meet there is dropped with the lanes after it (their literals are
+ * decoded later, as without lanes), so the output never depends on a
+ * guess. Decodes nothing when the literals wanted are too few. */
+static int rfz_huf_split(rfz_dec *d, size_t want) {
+    const rfz_huf_entry *t = d->huf.t;
+    unsigned log = d->huf.log;
+    rfz_lane ln[RFZ_LANES];
+    size_t left[4], total = 0;
+    int first[4], nl[4], spec_lane[RFZ_LANES], s, k, i, m = 0, spare, spec = 0;
+    for (s = 0; s < d->streams; s++) {
+        size_t target = d->seg_end[s] < want ? d->seg_end[s] : want;
+        left[s] = d->seg_at[s] < target ? target - d->seg_at[s] : 0;
+        total += left[s];
+        nl[s] = left[s] > 0;
+        m += nl[s];
+    }
+    if (total < 2 * RFZ_LANE_MIN) return RFZ_OK;
+    /* the spare lanes, one at a time, to the stream with the most symbols
+     * per lane, until no lane has much more than a quarter of the symbols:
+     * the longest lane sets the time, and about four lanes fill the CPU */
+    for (spare = RFZ_LANES - m; spare > 0; spare--) {
+        int best = -1;
+        for (s = 0; s < d->streams; s++)
+            if (nl[s] && left[s] / (size_t)(nl[s] + 1) >= RFZ_LANE_MIN
+                && (best < 0 || left[s] / (size_t)nl[s] > left[best] / (size_t)nl[best]))
+                best = s;
+        if (best < 0 || left[best] / (size_t)nl[best] <= total / 4 + RFZ_LANE_MIN / 4) break;
+        nl[best]++;
+    }
+    m = 0;
+    for (s = 0; s < d->streams; s++) {
+        const uint8_t *end = d->hs_end[s];
+        uint64_t p0, nbits;
+        size_t share, syms;
+        if (!nl[s]) continue;
+        first[s] = m;
+        p0 = rfz_bitpos(&d->hs[s], end);
+        nbits = (uint64_t)(end - d->hs[s].start) * 8;
+        syms = d->seg_end[s] - d->seg_at[s];
+        share = left[s] / (size_t)nl[s];
+        ln[m].b = d->hs[s];
+        ln[m].end = end;
+        ln[m].out = d->lit + d->seg_at[s];
+        ln[m].n = 0;
+        ln[m].limit = left[s];
+        ln[m].stop = UINT64_MAX;
+        m++;
+        for (k = 1; k < nl[s]; k++) {
+            rfz_lane *l = &ln[m];
+            /* the guess: the stream's remaining bits shared by its remaining
+             * symbols, on the grid of the code lengths (with lengths all
+             * multiples of one number, a lane off that grid never falls in) */
+            uint64_t at = p0 + (nbits - p0) * (uint64_t)(share * (size_t)k) / syms;
+            at -= (at - p0) % d->huf.grid;
+            /* the lane's first symbols, and its 8-byte loads, inside the
+             * stream before its last 8 bytes: they need no careful reload */
+            if (nbits < RFZ_SYNC_BITS || at > nbits - RFZ_SYNC_BITS) break;
+            l->b.start = d->hs[s].start;
+            l->b.ptr = end - 8 - (at >> 3);
+            l->b.used = (unsigned)(at & 7);
+            l->b.bits = rfz_le64(l->b.ptr);
+            l->end = end;
+            l->out = d->spec[spec];
+            l->n = 0;
+            l->limit = k == nl[s] - 1 && left[s] - share * (size_t)k < RFZ_SPEC_MAX
+                       ? left[s] - share * (size_t)k : RFZ_SPEC_MAX;
+            l->stop = UINT64_MAX;
+            l->npos = RFZ_SYNC_SYMS;
+            ln[m - 1].stop = at;
+            spec_lane[spec++] = m++;
+        }
+        nl[s] = m - first[s];
+    }
+    /* the speculative lanes' first symbols and where they begin, the lanes
+     * interleaved so that their lookups overlap */
+    for (i = 0; i < RFZ_SYNC_SYMS; i++)
+        for (k = 0; k < spec; k++) {
+            rfz_lane *l = &ln[spec_lane[k]];
+            unsigned e;
+            l->pos[i] = (uint32_t)rfz_bitpos(&l->b, l->end);
+            rfz_reload(&l->b);                   /* cannot run out: RFZ_SYNC_BITS */
+            e = t[rfz_peek(&l->b, RFZ_HUF_LOG_MAX)];
+            l->out[i] = (uint8_t)(e >> 8);
+            l->b.used += e & 255;
+        }
+    for (k = 0; k < spec; k++) ln[spec_lane[k]].n = RFZ_SYNC_SYMS;
+    rfz_lanes_run(ln, m, t, log);
+    /* join each stream's lanes in order */
+    for (s = 0; s < d->streams; s++) {
+        rfz_bits b;
+        size_t at, target;
+        if (!nl[s]) continue;
+        b = ln[first[s]].b;
+        at = d->seg_at[s] + ln[first[s]].n;
+        target = d->seg_at[s] + left[s];
+        for (k = 1; k < nl[s]; k++) {
+            const rfz_lane *l = &ln[first[s] + k];
+            unsigned r = 0;
+            int met = 0;
+            while (at < target) {
+                uint64_t q = rfz_bitpos(&b, l->end);
+                while (r < l->npos && l->pos[r] < q) r++;
+                if (r == l->npos) break;
+                if (l->pos[r] == q) { met = 1; break; }
+                if (rfz_huf_one(&b, t, d->lit + at)) return RFZ_CORRUPT;
+                at++;
+            }
+            if (!met) {
+                /* codes that fall into step slowly (lengths mostly of a
+                 * common multiple): the block's lanes would mostly be wasted */
+                d->split_off = 1;
+                break;
+            }
+            /* the lane's symbols are the stream's: more than it holds is corrupt */
+            if (l->n - r > d->seg_end[s] - at) return RFZ_CORRUPT;
+            memcpy(d->lit + at, l->out + r, l->n - r);
+            at += l->n - r;
+            b = l->b;
+        }
+        d->hs[s] = b;
+        d->seg_at[s] = at;
+        if (at == d->seg_end[s] && rfz_bits_end(&d->hs[s])) return RFZ_CORRUPT;
+    }
+    d->lit_avail = rfz_lit_prefix(d);
+    return RFZ_OK;
+}
+
 /* Makes literals [0, want) of the current block available (lit_avail >= want). */
 static int rfz_literals_upto(rfz_dec *d, size_t want) {
     int idx[4], m, s, rc;
     if (want > d->lit_size) want = d->lit_size;
+    if (d->lit_avail < want && !d->split_off && (rc = rfz_huf_split(d, want))) return rc;
     while (d->lit_avail < want) {
         size_t least = (size_t)-1;
         m = 0;
@@ -562,6 +831,7 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
     type = src[0] & 3;
     sf = (src[0] >> 2) & 3;
     d->streams = 0;
+    d->split_off = 0;
     if (type < 2) {
         if ((sf & 1) == 0) { regen = src[0] >> 3; hdr = 1; }
         else if (sf == 1) { if (n < 2) return RFZ_CORRUPT; regen = (src[0] >> 4) + ((size_t)src[1] << 4); hdr = 2; }
@@ -631,6 +901,7 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
         for (s = 0; s < d->streams; s++) {
             if ((rc = rfz_bits_init(&d->hs[s], h, sizes[s]))) return rc;
             h += sizes[s];
+            d->hs_end[s] = h;
         }
         d->lit_src = d->lit;
         d->lit_size = regen;
