@@ -117,6 +117,19 @@ def test_groups_spread_over_min_partitions():
     assert [len(g) for g in tb.group_splits(small, 1, min_groups=1)] == [1, 1, 1, 1]
 
 
+def test_write_batches_are_coalesced_in_order():
+    batches = [pa.record_batch({"a": pa.array(range(i * 10, i * 10 + 10)),
+                                "s": pa.array([None if j % 3 else str(j) for j in range(10)])})
+               for i in range(7)]
+    batches.insert(3, batches[0].slice(0, 0))
+    out = list(tb.coalesce(iter(batches), rows=25))
+    assert [b.num_rows for b in out] == [30, 30, 10]
+    assert pa.Table.from_batches(out).equals(pa.Table.from_batches(batches))
+    # a byte cap ends a batch early; a big batch passes through whole
+    assert [b.num_rows for b in tb.coalesce(iter(batches), rows=1000, max_bytes=1)] == [10] * 7
+    assert list(tb.coalesce(iter([batches[3]]))) == []
+
+
 def test_projection_by_user_schema(spark, table):
     df = spark.read.format(FORMAT).schema("twice int, name string").load(table)
     assert df.columns == ["twice", "name"]
