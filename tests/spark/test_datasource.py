@@ -404,3 +404,24 @@ def test_bare_file_partitions_are_block_ranges(spark, tmp_path, rows_per_partiti
         .option("rowsPerPartition", rows_per_partition).load(path)
     assert df.rdd.getNumPartitions() == (blocks if rows_per_partition == 1 else 1)
     assert sorted(r.i for r in df.collect()) == list(range(2000))
+
+
+def test_reused_worker_freezes_the_loaded_modules_once():
+    """PySpark's daemon runs gc.collect() after every request of a reused
+    worker: the source freezes what is loaded before its first request, so
+    those collections do not walk pypaimon's and pyarrow's objects again."""
+    import subprocess
+    import sys
+    code = (
+        "import gc, pypaimon.read.split_read as sr\n"
+        "from rowformat.spark import datasource as ds\n"
+        "ds._settle_worker(); n = gc.get_freeze_count()\n"
+        "ds._settle_worker(); print(n, gc.get_freeze_count(), sr.FormatRowReader.__module__)\n")
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[:2] == ["0", "0"]                     # not a reused worker: nothing frozen
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "SPARK_REUSE_WORKER": "1"},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) > 10000 and out[0] == out[1]  # once
+    assert out[2] == "pypaimon.read.reader.format_row_reader"   # acceleration left off
