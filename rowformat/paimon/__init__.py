@@ -58,6 +58,7 @@ import importlib
 import importlib.metadata
 import inspect
 import threading
+import weakref
 from typing import Any, Iterator
 
 from ..errors import PaimonIntegrationError
@@ -98,9 +99,25 @@ def _import(name: str) -> Any:
         raise PaimonIntegrationError(f"cannot import {name}: {e}") from e
 
 
+# (lookup function, its answer for "pypaimon"): importlib.metadata.version
+# parses the distribution's METADATA on every call (10-20 ms), and every
+# accelerated() block asks twice, e.g. once per Spark task. The answer is
+# kept per lookup function, so a replaced importlib.metadata.version is asked again.
+_version_seen: tuple[Any, str] | None = None
+
+
+def _installed_version() -> str:
+    global _version_seen
+    lookup = importlib.metadata.version
+    seen = _version_seen
+    if seen is None or seen[0] is not lookup:
+        seen = _version_seen = (lookup, lookup("pypaimon"))
+    return seen[1]
+
+
 def _check_version() -> str:
     try:
-        version = importlib.metadata.version("pypaimon")
+        version = _installed_version()
     except importlib.metadata.PackageNotFoundError:
         raise PaimonIntegrationError(
             "pypaimon is not installed: pip install 'rowformat[paimon]' "
@@ -114,9 +131,31 @@ def _check_version() -> str:
 
 def _expect(cond: bool, what: str) -> None:
     if not cond:
-        raise PaimonIntegrationError(f"pypaimon {importlib.metadata.version('pypaimon')} "
+        raise PaimonIntegrationError(f"pypaimon {_installed_version()} "
                                      f"is not as rowformat.paimon expects: {what}; "
                                      f"pypaimon is left as it is")
+
+
+# function -> its source text: tokenizing a module's source to find a
+# function's takes ~5 ms, and every accelerated() block (each Spark task) plans anew.
+_sources: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+def _source(fn: Any) -> str:
+    """The source text of ``fn`` ("" when there is none), as first read."""
+    try:
+        return _sources[fn]
+    except (KeyError, TypeError):
+        pass
+    try:
+        text = inspect.getsource(fn)
+    except (OSError, TypeError):
+        text = ""
+    try:
+        _sources[fn] = text
+    except TypeError:          # not weakly referenceable: not kept
+        pass
+    return text
 
 
 def _stock_class(module: Any, name: str, params: list[str], user: Any = None) -> Any:
@@ -171,11 +210,7 @@ def _plan() -> list[tuple[Any, str, Any, Any]]:
         fn: Any = getattr(getattr(module, cls_name, None), "write_row", None)
         _expect(fn is not None and _params(fn) == _WRITE_ROW_PARAMS,
                 f"{cls_name}.write_row has another signature")
-        try:
-            source = inspect.getsource(fn)
-        except (OSError, TypeError):
-            source = ""
-        _expect(_WRITER_IMPORT in source,
+        _expect(_WRITER_IMPORT in _source(fn),
                 f"{cls_name}.write_row does not write through FormatRowWriter")
 
     merge_read: Any = getattr(split_read, "MergeFileSplitRead", None)

@@ -37,15 +37,8 @@ def _ours(stock: type, make) -> type:
     return cls
 
 
-def _source(fn) -> str:
-    try:
-        return inspect.getsource(fn)
-    except (OSError, TypeError):
-        return ""
-
-
 def plan() -> list[tuple[Any, str, Any, Any]]:
-    from . import _expect, _import, _params, _stock_class
+    from . import _expect, _import, _params, _source, _stock_class
 
     split_read = _import("pypaimon.read.split_read")
     reader_mod = _import("pypaimon.read.reader.format_blob_reader")

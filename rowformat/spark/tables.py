@@ -169,9 +169,8 @@ def write_batches(table, batches: Iterable[pa.RecordBatch], overwrite: bool) -> 
     w = write_builder(table, overwrite).new_write()
     try:
         with acceleration():
-            for batch in batches:
-                if batch.num_rows:
-                    w.write_arrow_batch(conform_batch(batch, target))
+            for batch in coalesce(batches):
+                w.write_arrow_batch(conform_batch(batch, target))
             messages = w.prepare_commit()
     except BaseException:
         try:
@@ -181,6 +180,39 @@ def write_batches(table, batches: Iterable[pa.RecordBatch], overwrite: bool) -> 
         raise
     w.close()
     return pickle.dumps(messages)
+
+
+# pypaimon's write_arrow_batch costs ~6 ms a call whatever the rows (an
+# Acero group-by of the rows by partition and bucket): on Spark's batches of
+# spark.sql.execution.arrow.maxRecordsPerBatch (10,000) rows that was 0.15-0.3 s
+# of CPU per 500,000 rows written, against 0.03 s in batches of 64Ki rows.
+WRITE_BATCH_ROWS = 65536
+WRITE_BATCH_BYTES = 64 << 20        # and no bigger: a string column's offsets stay far from 2 GiB
+
+
+def coalesce(batches: Iterable[pa.RecordBatch], rows: int = WRITE_BATCH_ROWS,
+             max_bytes: int = WRITE_BATCH_BYTES) -> Iterator[pa.RecordBatch]:
+    """``batches`` (of one schema) without empty ones, consecutive small ones
+    concatenated, in order, into batches of about ``rows`` rows or ``max_bytes``."""
+    pending: list[pa.RecordBatch] = []
+    n = size = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        n += batch.num_rows
+        size += batch.nbytes
+        if n >= rows or size >= max_bytes:
+            yield from _concat(pending)
+            pending, n, size = [], 0, 0
+    if pending:
+        yield from _concat(pending)
+
+
+def _concat(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    if len(batches) == 1:
+        return batches
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()
 
 
 def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:

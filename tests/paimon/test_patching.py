@@ -101,6 +101,25 @@ def test_untested_version_refused_and_nothing_patched(monkeypatch, version):
     assert not rp.is_accelerated() and _stock() == stock
 
 
+def test_later_blocks_read_no_metadata_or_source(monkeypatch):
+    """An accelerated() block opens in each Spark task: after the first, the
+    pypaimon version and the checked functions' source are not read again."""
+    import inspect
+    with rp.accelerated():
+        pass
+    calls = []
+    real_source = inspect.getsource
+    monkeypatch.setattr(inspect, "getsource", lambda fn: calls.append(fn) or real_source(fn))
+    with rp.accelerated():
+        assert rp.is_accelerated()
+    assert calls == [] and not rp.is_accelerated()
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",       # a new lookup is asked again
+                        lambda name: "9.9" if name == "pypaimon" else real(name))
+    with pytest.raises(rp.PaimonIntegrationError, match="pypaimon 9.9 is not a version"):
+        rp.accelerate()
+
+
 def test_missing_pypaimon_refused(monkeypatch):
     real = importlib.metadata.version
 

@@ -117,6 +117,19 @@ def test_groups_spread_over_min_partitions():
     assert [len(g) for g in tb.group_splits(small, 1, min_groups=1)] == [1, 1, 1, 1]
 
 
+def test_write_batches_are_coalesced_in_order():
+    batches = [pa.record_batch({"a": pa.array(range(i * 10, i * 10 + 10)),
+                                "s": pa.array([None if j % 3 else str(j) for j in range(10)])})
+               for i in range(7)]
+    batches.insert(3, batches[0].slice(0, 0))
+    out = list(tb.coalesce(iter(batches), rows=25))
+    assert [b.num_rows for b in out] == [30, 30, 10]
+    assert pa.Table.from_batches(out).equals(pa.Table.from_batches(batches))
+    # a byte cap ends a batch early; a big batch passes through whole
+    assert [b.num_rows for b in tb.coalesce(iter(batches), rows=1000, max_bytes=1)] == [10] * 7
+    assert list(tb.coalesce(iter([batches[3]]))) == []
+
+
 def test_projection_by_user_schema(spark, table):
     df = spark.read.format(FORMAT).schema("twice int, name string").load(table)
     assert df.columns == ["twice", "name"]
@@ -467,3 +480,24 @@ def test_bare_file_partitions_are_block_ranges(spark, tmp_path, rows_per_partiti
         .option("rowsPerPartition", rows_per_partition).load(path)
     assert df.rdd.getNumPartitions() == (blocks if rows_per_partition == 1 else 1)
     assert sorted(r.i for r in df.collect()) == list(range(2000))
+
+
+def test_reused_worker_freezes_the_loaded_modules_once():
+    """PySpark's daemon runs gc.collect() after every request of a reused
+    worker: the source freezes what is loaded before its first request, so
+    those collections do not walk pypaimon's and pyarrow's objects again."""
+    import subprocess
+    import sys
+    code = (
+        "import gc, pypaimon.read.split_read as sr\n"
+        "from rowformat.spark import datasource as ds\n"
+        "ds._settle_worker(); n = gc.get_freeze_count()\n"
+        "ds._settle_worker(); print(n, gc.get_freeze_count(), sr.FormatRowReader.__module__)\n")
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[:2] == ["0", "0"]                     # not a reused worker: nothing frozen
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "SPARK_REUSE_WORKER": "1"},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) > 10000 and out[0] == out[1]  # once
+    assert out[2] == "pypaimon.read.reader.format_row_reader"   # acceleration left off
