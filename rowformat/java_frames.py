@@ -16,9 +16,14 @@ The window stays at least 2^17 because libzstd picks some match finders by
 window size (row-based search above 2^14, block splitting from 2^17), and
 levels whose window turns on long-distance matching (2^27) are left alone.
 ``tests/test_java_frames.py`` checks frames equal the plain streaming ones
-at every level and many sizes.
+at every level and many sizes; and since that rests on libzstd's choices,
+each process checks one sample block per level before taking the shortcut
+(a libzstd that chose otherwise gets the plain streaming compressor).
 """
 from __future__ import annotations
+
+import functools
+import random
 
 import zstandard
 
@@ -32,33 +37,64 @@ def _stream(c: zstandard.ZstdCompressor, data: bytes) -> bytes:
     return obj.compress(data) + obj.flush()
 
 
+def _java_compressor(level: int) -> zstandard.ZstdCompressor:
+    return zstandard.ZstdCompressor(level=level, write_content_size=False, write_checksum=False,
+                                    write_dict_id=False)
+
+
+def _small_compressor(level: int, log: int) -> zstandard.ZstdCompressor:
+    return zstandard.ZstdCompressor(compression_params=zstandard.ZstdCompressionParameters(
+        compression_level=level, window_log=log, write_content_size=False, write_checksum=False,
+        write_dict_id=False))
+
+
+def _window_log(block: bytes) -> int:
+    return max(MIN_WINDOW_LOG, (len(block) + SLACK).bit_length())
+
+
+@functools.lru_cache(maxsize=None)
+def _java_window(level: int) -> bytes:
+    """The window byte of Java's frames at ``level`` when the shortcut may
+    be taken there, else b"". Checked once per level and process (about a
+    millisecond) on a block like a 64 KiB one of rows, since the shortcut
+    rests on libzstd's choices."""
+    java = _java_compressor(level)
+    # (Not b"": given no input before the end, libzstd knows the size is 0.)
+    header = _stream(java, b"\0")
+    # Descriptor 0x00 (no single segment, content size, checksum or
+    # dictionary) then a window byte; its mantissa (low 3 bits) is 0 for
+    # libzstd's power-of-two windows. Anything else: no shortcut.
+    if header[4] != 0 or header[5] & 7 or not 10 + (header[5] >> 3) < LDM_WINDOW_LOG:
+        return b""
+    rng = random.Random(level)
+    words = [rng.randbytes(rng.randint(1, 12)) for _ in range(256)]
+    sample = b"".join(rng.randbytes(8) + rng.choice(words) for _ in range(6000))[:66_000]
+    log = _window_log(sample)
+    if log >= 10 + (header[5] >> 3):
+        return b""
+    frame = _stream(_small_compressor(level, log), sample)
+    same = frame[:5] + header[5:6] + frame[6:] == _stream(java, sample)
+    return header[5:6] if same else b""
+
+
 class JavaFrameCompressor:
     """Compresses blocks as Java's frames. One per thread: not shareable."""
 
     def __init__(self, level: int):
         self.level = level
-        self._java = zstandard.ZstdCompressor(level=level, write_content_size=False,
-                                              write_checksum=False, write_dict_id=False)
-        # (Not b"": given no input before the end, libzstd knows the size is 0.)
-        header = _stream(self._java, b"\0")
-        # Descriptor 0x00 (no single segment, content size, checksum or
-        # dictionary) then a window byte; its mantissa (low 3 bits) is 0 for
-        # libzstd's power-of-two windows. Anything else: no shortcut.
-        exact_power = header[4] == 0 and header[5] & 7 == 0
-        self._java_window_log = 10 + (header[5] >> 3) if exact_power else 0
-        self._java_window_byte = header[5:6]
+        self._java = _java_compressor(level)
+        self._java_window_byte = _java_window(level)
+        self._java_window_log = 10 + (self._java_window_byte[0] >> 3) \
+            if self._java_window_byte else 0
         self._small: dict[int, zstandard.ZstdCompressor] = {}
 
     def compress(self, block: bytes) -> bytes:
-        log = max(MIN_WINDOW_LOG, (len(block) + SLACK).bit_length())
+        log = _window_log(block)
         # (An empty block's frame has the smallest window: its size is known.)
-        if not block or not log < self._java_window_log < LDM_WINDOW_LOG:
+        if not block or not log < self._java_window_log:
             return _stream(self._java, block)
         c = self._small.get(log)
         if c is None:
-            c = self._small[log] = zstandard.ZstdCompressor(
-                compression_params=zstandard.ZstdCompressionParameters(
-                    compression_level=self.level, window_log=log, write_content_size=False,
-                    write_checksum=False, write_dict_id=False))
+            c = self._small[log] = _small_compressor(self.level, log)
         frame = _stream(c, block)
         return frame[:5] + self._java_window_byte + frame[6:]

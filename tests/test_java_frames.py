@@ -66,3 +66,19 @@ def test_the_shortcut_is_taken_at_level_1():
 def test_frames_equal_streaming_frames_property(level, unit, tail, size):
     data = (unit * (size // len(unit) + 1))[:size] + tail
     assert JavaFrameCompressor(level).compress(data) == stream_frame(level, data)
+
+
+def test_a_libzstd_that_differs_gets_no_shortcut(monkeypatch):
+    """If the small window gave another frame on the sample block (a libzstd
+    choosing otherwise), blocks go through the plain streaming compressor."""
+    from rowformat import java_frames
+    monkeypatch.setattr(java_frames, "_small_compressor",
+                        lambda level, log: zstandard.ZstdCompressor(level=level + 1))
+    java_frames._java_window.cache_clear()
+    try:
+        c = JavaFrameCompressor(1)
+        assert c._java_window_log == 0
+        data = sample("rows", 65700, 2)
+        assert c.compress(data) == stream_frame(1, data)
+    finally:
+        java_frames._java_window.cache_clear()
