@@ -55,9 +55,9 @@ def _window_log(block: bytes) -> int:
 @functools.lru_cache(maxsize=None)
 def _java_window(level: int) -> bytes:
     """The window byte of Java's frames at ``level`` when the shortcut may
-    be taken there, else b"". Checked once per level and process (about a
-    millisecond) on a block like a 64 KiB one of rows, since the shortcut
-    rests on libzstd's choices."""
+    be taken there, else b"". Checked once per level and process on a block
+    like a 64 KiB one of rows, since the shortcut rests on libzstd's choices
+    (measured: 5 ms at level 1, 25 ms at level 9, 150 ms at level 19)."""
     java = _java_compressor(level)
     # (Not b"": given no input before the end, libzstd knows the size is 0.)
     header = _stream(java, b"\0")
