@@ -135,10 +135,16 @@ def child_timing(a) -> dict:
     drop = getattr(lk, "drop_cache", None)
     for i in rows[:5]:
         lk.get(int(i))                           # warm up code paths, not the rows' blocks
-    lat, flat, plat = [], [], []
+    lat, flat, plat, xlat = [], [], [], []
     starts = lk.reader.block_index.row_starts if fl else None
     fd = os.open(path, os.O_RDONLY) if fl else None
-    for i in rows:
+    # rowformat with prefix_lookups=True, and the pread floor, each on rows of its own
+    # (drawn alike): a block that get(i) has just read is in the CPU caches, and the
+    # frame it reads from the file would be hot for them
+    prefix = peer.open(path, prefix_lookups=True) if fl else None
+    rows_pread, rows_prefix = (np.random.default_rng(a.seed + 1).integers(0, n, (2, n_lookups))
+                               if fl else (None, None))
+    for k, i in enumerate(rows):
         i = int(i)
         if drop:
             drop()
@@ -150,10 +156,16 @@ def child_timing(a) -> dict:
             t0 = time.perf_counter_ns()
             fl.decompress_block(b)
             flat.append(time.perf_counter_ns() - t0)
-            t0 = time.perf_counter_ns()          # and with the pread of its frame
+            b = int(np.searchsorted(starts, rows_pread[k], side="right")) - 1
+            t0 = time.perf_counter_ns()          # read from the file and decompress
             fl.d.decompress(os.pread(fd, len(fl.frames[b]), int(fl.offsets[b])),
                             max_output_size=fl.sizes[b])
             plat.append(time.perf_counter_ns() - t0)
+            j = int(rows_prefix[k])
+            prefix.drop_cache()
+            t0 = time.perf_counter_ns()
+            prefix.get(j)
+            xlat.append(time.perf_counter_ns() - t0)
     res["get_median_us"] = float(np.median(lat)) / 1e3
     res["get_p90_us"] = float(np.percentile(lat, 90)) / 1e3
     res["get_p99_us"] = float(np.percentile(lat, 99)) / 1e3
@@ -168,8 +180,16 @@ def child_timing(a) -> dict:
         lat_a = np.asarray(lat)
         res["get_median_us_first_half"] = float(np.median(lat_a[where < 0.5])) / 1e3
         res["get_median_us_second_half"] = float(np.median(lat_a[where >= 0.5])) / 1e3
+        b = np.searchsorted(starts, rows_prefix, side="right") - 1
+        where = (rows_prefix - starts[b]) / np.maximum(ends[b] - starts[b] - 1, 1)
+        xlat = np.asarray(xlat)
+        for q in (50, 90, 99):
+            res[f"get_prefix_p{q}_us"] = float(np.percentile(xlat, q)) / 1e3
+        res["get_prefix_median_us_first_half"] = float(np.median(xlat[where < 0.5])) / 1e3
+        res["get_prefix_median_us_second_half"] = float(np.median(xlat[where >= 0.5])) / 1e3
     if fl:
         os.close(fd)
+        prefix.close()
         fres["one_block"] = float(np.median(flat)) / 1e9
         fres["one_block_p99"] = float(np.percentile(flat, 99)) / 1e9
         fres["one_block_pread"] = float(np.median(plat)) / 1e9
@@ -384,6 +404,11 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
             L.append(f"| {r['name']} (block cached) | | | | {_fmt_us(r['get_cached_median_us'])} | "
                      f"{_fmt_us(r['get_cached_p90_us'])} | {_fmt_us(r['get_cached_p99_us'])} | | | | "
                      f"same reader, row's block in the LRU cache |")
+        if "get_prefix_p50_us" in r:
+            L.append(f"| {r['name']} get(i), prefix_lookups=True, block not cached | | | | "
+                     f"{_fmt_us(r['get_prefix_p50_us'])} | {_fmt_us(r['get_prefix_p90_us'])} | "
+                     f"{_fmt_us(r['get_prefix_p99_us'])} | | | | decompresses a block only up to the row "
+                     f"when it sits in the block's first 60% |")
         for key, label in (("take1", "not cached"), ("take1_cached", "cached")):
             if f"{key}_median_us" in r:
                 L.append(f"| {r['name']} take([i]), block {label} | | | | {_fmt_us(r[f'{key}_median_us'])} | "
@@ -399,6 +424,9 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
                  f"{_fmt_us(rf['get_median_us_second_half'])} in its second half (each lookup "
                  f"decompresses its whole block: a block is one ZSTD frame of one compressed block, "
                  f"which yields no output before its end).")
+        if "get_prefix_median_us_first_half" in rf:
+            L.append(f"With prefix_lookups=True (on rows drawn alike): {_fmt_us(rf['get_prefix_median_us_first_half'])} "
+                     f"in a block's first half, {_fmt_us(rf['get_prefix_median_us_second_half'])} in its second.")
 
     if floor:
         L.append("")
@@ -411,7 +439,8 @@ def render(results: dict, floor: dict, mem: dict, memres: dict | None, meta: dic
         L.append(f"| decompress the looked-up row's block, from memory (median / p99 of the "
                  f"{meta['lookups']:,} lookups) | {_fmt_us(floor['one_block'] * 1e6)} / "
                  f"{_fmt_us(floor['one_block_p99'] * 1e6)} |")
-        L.append(f"| pread + decompress the looked-up row's block (median) | "
+        L.append(f"| pread + decompress the block of a random row (median; rows of their own, so that "
+                 f"the file's bytes are not still in the CPU caches from a lookup) | "
                  f"{_fmt_us(floor['one_block_pread'] * 1e6)} |")
         L.append(f"| decompress all blocks, 1 thread | {_fmt_t(floor['decomp_1t'])} |")
         L.append(f"| decompress all blocks, 2 threads (pool / multi_decompress_to_buffer) | "
@@ -475,6 +504,10 @@ def targets(results, floor, memres):
         0.75, False)
     add("get(i), not cached: rowformat median / Arrow IPC (mmap, uncompressed) median < 1x",
         rf["get_median_us"], get("ipc", "get_median_us"), 0.99999, False)
+    add("get(i) with prefix_lookups=True, not cached: median / one-block decompress floor <= 0.75x",
+        rf.get("get_prefix_p50_us"), one, 0.75, False)
+    add("get(i) with prefix_lookups=True, not cached: median / Arrow IPC (mmap, uncompressed) median < 1x",
+        rf.get("get_prefix_p50_us"), get("ipc", "get_median_us"), 0.99999, False)
     t1 = rf.get("take1_median_us")
     add("take([i]), not cached: median / (get(i) median + 10 us) <= 1.15x", t1,
         rf["get_median_us"] + 10 if t1 is not None else None, 1.15, False)

@@ -104,9 +104,9 @@ class RowFormat(Peer):
         with self.rf.RowFileReader(path, self.schema, cache_bytes=self.cache_bytes, **self.ropts) as r:
             return r.read()
 
-    def open(self, path):
+    def open(self, path, **opts):
         return RowFormatLookup(self.rf.RowFileReader(path, self.schema, cache_bytes=self.cache_bytes,
-                                                     **self.ropts))
+                                                     **self.ropts, **opts))
 
 
 class RowFormatLookup:
