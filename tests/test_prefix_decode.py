@@ -676,7 +676,7 @@ def test_walk_corrupt_nested_gives_none(text, row):
 @given(st.data())
 def test_property_damaged_blocks_walk_or_give_none(data):
     """Bytes of a valid block changed at random: the walk gives rows or None,
-    never reads past the output (a crash under the fuzzing builds) or loops."""
+    and ends (a read past the output shows under scripts/sanitize.sh)."""
     s = ALL_TYPES
     rows = [full_row(k) for k in range(3)]
     raw = bytearray(_raw_block(s, rows))
