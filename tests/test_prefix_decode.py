@@ -4,8 +4,10 @@ exactly libzstd's bytes, resumes where it stopped, and the reader's get()
 and take() through it equal a full read."""
 import datetime as dt
 import io
+import pathlib
 import random
 import struct
+import tempfile
 from decimal import Context, Decimal
 
 import numpy as np
@@ -698,7 +700,6 @@ def _raw_block(s, rows) -> bytes:
     """The decompressed block of rows written under s (one block)."""
     key = (str(s), len(rows))
     if key not in _RAW:
-        import tempfile, pathlib
         with tempfile.TemporaryDirectory() as d:
             path = write(pathlib.Path(d), s, rows)
             data = path.read_bytes()
