@@ -3,7 +3,7 @@ side in one run, against the one-block ZSTD floor and Arrow IPC
 (uncompressed, memory-mapped), by where the row sits in its block.
 
     .venv/bin/python benchmarks/prefix_lookups.py [--rows 200000] [--lookups 1000]
-                                                  [--decoder-alone 300]
+                                                  [--decoder-alone 300] [--walk-alone 50]
 
 The file is ``dataset.py``'s rows written by RowFileWriter (64 KiB blocks,
 level 1); the same random rows are looked up by every contender, one after
@@ -11,7 +11,10 @@ the other for each row (interleaved), each with its block's cache emptied.
 With --decoder-alone N, it times instead the decoder by itself
 (PrefixBlock.advance to 1-100% of a block, from a new PrefixBlock) against
 libzstd decompressing the whole block, N times on each of 4 blocks spread
-over the file, interleaved.
+over the file, interleaved. With --walk-alone N, it times the walk alone:
+PrefixBlock.rows(decoder, i) finding the starts of rows 0..i (i: a quarter,
+half and three quarters of the block's rows) on a PrefixBlock already
+decompressed whole, for every block of the file, N times.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ def main():
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--lookups", type=int, default=1000)
     ap.add_argument("--decoder-alone", type=int, default=0, metavar="N")
+    ap.add_argument("--walk-alone", type=int, default=0, metavar="N")
     a = ap.parse_args()
     table = generate(a.rows)
     tmp = pathlib.Path(tempfile.mkdtemp())
@@ -52,6 +56,8 @@ def main():
     data = path.read_bytes()
     if a.decoder_alone:
         return decoder_alone(path, data, a.decoder_alone)
+    if a.walk_alone:
+        return walk_alone(path, data, a.walk_alone)
     plain = rowformat.RowFileReader(path, SCHEMA_TEXT, memory_map=True)
     prefix = rowformat.RowFileReader(path, SCHEMA_TEXT, memory_map=True, prefix_lookups=True)
     arrow = ipc.open_file(pa.memory_map(str(arrow_path)))
@@ -114,6 +120,30 @@ def decoder_alone(path, data, n):
     print("| " + " | ".join(f"{s:.0%}" for s in shares) + " | libzstd, whole block |")
     print("|" + "---:|" * (len(shares) + 1))
     print("| " + " | ".join(f"{np.median(t[k]) / 1e3:.1f}" for k in t) + " |")
+
+
+def walk_alone(path, data, n):
+    from rowformat._rowcodec import PrefixBlock
+    r = rowformat.RowFileReader(path, SCHEMA_TEXT)
+    dec = r._decoder(None)
+    shares = (0.25, 0.5, 0.75)
+    t = {s: [] for s in shares}
+    rows = {s: [] for s in shares}
+    for _ in range(n):
+        for off, size, usize, nrows in r._blocks:
+            frame = data[off:off + size]
+            for share in shares:
+                i = int(nrows * share)
+                p = PrefixBlock(frame, usize, nrows)
+                p.advance(usize)
+                t0 = time.perf_counter_ns(); p.rows(dec, i); t[share].append(time.perf_counter_ns() - t0)
+                rows[share].append(i + 1)
+    print(f"the walk alone (PrefixBlock.rows on a decompressed block), {n} x {r.num_blocks} blocks, "
+          f"load average {os.getloadavg()[0]:.2f}; medians in us (ns per row walked)\n")
+    print("| " + " | ".join(f"rows 0..{s:.0%}" for s in shares) + " |")
+    print("|" + "---:|" * len(shares))
+    print("| " + " | ".join(f"{np.median(t[s]) / 1e3:.2f} ({np.median(np.divide(t[s], rows[s])):.1f})"
+                            for s in shares) + " |")
 
 
 if __name__ == "__main__":

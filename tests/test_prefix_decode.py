@@ -2,9 +2,15 @@
 decoder that stops early (src/include/rf_zstd.h, through PrefixBlock) gives
 exactly libzstd's bytes, resumes where it stopped, and the reader's get()
 and take() through it equal a full read."""
+import datetime as dt
 import io
+import pathlib
 import random
+import struct
+import tempfile
+from decimal import Context, Decimal
 
+import numpy as np
 import pytest
 import zstandard
 from hypothesis import given, settings
@@ -388,3 +394,316 @@ def test_bytesio_source(rows_file):
     with RowFileReader(io.BytesIO(path.read_bytes()), SCHEMA, prefix_lookups=True) as r:
         for i in range(0, len(rows), 97):
             assert r.get(i) == rows[i]
+
+
+# -- the walk: row starts from the rows' bytes ----------------------------------
+#
+# PrefixBlock.rows finds the rows' starts with skip_row, which reads only what
+# a row's length depends on (null headers and bitmaps, length varints) and
+# steps over fixed-width fields, runs of them at once. A wrong step shows as a
+# start that differs from the block's offset array, which the writer wrote.
+
+def decoder_for(s):
+    from rowformat import to_arrow_schema
+    from rowformat._rowcodec import RowDecoder
+    return RowDecoder(s, range(len(s)), to_arrow_schema(s))
+
+
+def offsets_of(raw: bytes) -> list[int]:
+    """A decompressed block's row starts, from its offset array, and where
+    the rows end."""
+    n = struct.unpack_from("<i", raw, len(raw) - 4)[0]
+    end = len(raw) - 4 - 4 * n
+    return list(struct.unpack_from(f"<{n}i", raw, end)) + [end]
+
+
+def check_walk(path, s, rows, stops=(0.0, 0.5)):
+    """Every block of the file walks to its offset array: whole, and in
+    steps from prefixes cut at each share of ``stops`` (the walk then meets
+    rows cut off by the end of the output, and resumes); each row looked up
+    through the prefix equals the row written."""
+    data = path.read_bytes()
+    dec = decoder_for(s)
+    with RowFileReader(path, s) as r:
+        for off, size, usize, n in r._blocks:
+            frame = data[off:off + size]
+            want = offsets_of(zstandard.ZstdDecompressor().decompress(frame, max_output_size=usize))
+            p = PrefixBlock(frame, usize, n)
+            assert p.rows(dec, n - 1) is not None
+            assert p.row_starts() == want
+            for share in stops:
+                p = PrefixBlock(frame, usize, n)
+                p.advance(int(usize * share))
+                for i in sorted({int(n * f) for f in (0, 0.3, 0.7)} | {n - 1}):
+                    assert p.rows(dec, i) is not None
+                    assert p.row_starts()[:i + 2] == want[:i + 2]
+    with RowFileReader(path, s, prefix_lookups=True) as r:
+        for i, row in enumerate(rows):
+            r.clear_cache()
+            assert r.get(i) == tuple(row)
+
+
+def write(tmp_path, s, rows, block_size=1 << 20, name="w.row"):
+    path = tmp_path / name
+    with RowFileWriter(path, s, block_size=block_size) as w:
+        w.write_rows(rows)
+    return path
+
+
+# every type of rowformat.types, nullable and NOT NULL, top level and nested
+ALL_TYPES = schema(
+    "bo BOOLEAN, ti TINYINT, sm SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, "
+    "c CHAR(5), s STRING, b BINARY(3), vb BYTES, bl BLOB, "
+    "d10 DECIMAL(10, 2), d18 DECIMAL(18, 18), d38 DECIMAL(38, 0), "
+    "dt DATE, t0 TIME(0), t3 TIME(3), t6 TIME(6), "
+    "ts0 TIMESTAMP(0), ts3 TIMESTAMP(3), ts6 TIMESTAMP(6), ts9 TIMESTAMP(9), "
+    "ltz TIMESTAMP(3) WITH LOCAL TIME ZONE, v VARIANT, "
+    "a ARRAY<INT>, ann ARRAY<INT NOT NULL>, aa ARRAY<ARRAY<STRING>>, ab ARRAY<BOOLEAN>, "
+    "ad ARRAY<DECIMAL(20, 2)>, at ARRAY<TIMESTAMP(9)>, m MAP<STRING, ARRAY<INT>>, "
+    "mr MAP<INT NOT NULL, ROW<p DOUBLE, q STRING>>, ms MULTISET<INT>, "
+    "r ROW<x INT NOT NULL, y ROW<z STRING, w BIGINT>, u SMALLINT>, vec VECTOR<DOUBLE, 2>, "
+    "nn BIGINT NOT NULL, tail STRING")
+UTC = dt.timezone.utc
+
+
+def full_row(k: int):
+    return (k % 2 == 0, k % 100 - 50, -k, k * 7, -k * 10**12, k / 4, k / 3, "ab", "s" * k, b"xyz",
+            b"\x00\xff" * k, b"B" * (k * 30),
+            Decimal(k) / 100, Decimal(k) / 10**18, Decimal(10**37 * (k % 9)),
+            dt.date(2000, 1, 1 + k % 28), dt.time(k % 24, 0), dt.time(1, 2, 3, 4000),
+            dt.time(1, 2, 3, 1000 * k), dt.datetime(1999, 1, 1, 0, 0, k % 60),
+            dt.datetime(2000, 1, 1, 0, 0, 0, 1000 * (k % 1000)), dt.datetime(2000, 1, 1, 0, 0, 0, k),
+            np.datetime64(10**18 + k, "ns"), dt.datetime(1969, 7, 20, tzinfo=UTC),
+            {"value": b"v" * k, "metadata": b"m"},
+            [k, None, 3], list(range(k % 5)), [["a", None], None, []], [True, None, False],
+            [Decimal("1.25"), None], [np.datetime64(k, "ns"), None],
+            [("k", [1, None]), ("", None)], [(1, {"p": 1.5, "q": None}), (2, None)], [(5, 2), (-7, 1)],
+            {"x": k, "y": {"z": None, "w": k}, "u": None}, [1.5, -2.5], k, "end" * k)
+
+
+def test_walk_every_type_and_nulls_in_every_position(tmp_path):
+    """Every type; then, for each field in turn, a row where only it is
+    null (NOT NULL ones stay), and rows with each nested value null."""
+    s = ALL_TYPES
+    names = s.names
+    rows = [full_row(k) for k in range(4)]
+    for f in range(len(names)):
+        if s[f].type.nullable:
+            row = list(full_row(f))
+            row[f] = None
+            rows.append(tuple(row))
+    row = [None] * len(names)
+    row[names.index("nn")] = 1
+    rows.append(tuple(row))
+    # nulls inside: array elements, map values, nested row fields, empty ones
+    empty = list(full_row(0))
+    empty[names.index("s")] = ""
+    empty[names.index("a")] = []
+    empty[names.index("aa")] = [[], [None], [""]]
+    empty[names.index("m")] = [("k", []), ("j", [None, None])]
+    empty[names.index("r")] = {"x": 0, "y": None, "u": 3}
+    empty[names.index("v")] = {"value": b"", "metadata": b""}
+    rows.append(tuple(empty))
+    nested = list(full_row(3))
+    nested[names.index("r")] = {"x": 1, "y": {"z": "z", "w": None}, "u": None}
+    nested[names.index("mr")] = [(1, None), (2, {"p": None, "q": "q"})]
+    nested[names.index("a")] = [None] * 9 + [1]
+    nested[names.index("ann")] = list(range(17))
+    rows.append(tuple(nested))
+    check_walk(write(tmp_path, s, rows), s, rows)
+    check_walk(write(tmp_path, s, rows, block_size=512, name="small.row"), s, rows, stops=(0.3,))
+
+
+def test_walk_fixed_runs_with_one_null(tmp_path):
+    """Runs of fixed-width fields step over all at once when none is null:
+    a null anywhere in a run, at its ends, and more than RUN_MAX (57) fixed
+    fields in a row (the header over many bytes, runs cut in two)."""
+    fixed = ["BIGINT", "INT", "DOUBLE", "BOOLEAN", "SMALLINT", "TINYINT", "FLOAT", "DATE",
+             "TIME(3)", "TIMESTAMP(3)", "DECIMAL(10, 2)"]
+    types = [fixed[k % len(fixed)] for k in range(70)] + ["STRING"] + fixed + ["STRING", "INT"]
+    s = schema(", ".join(f"c{k} {t}" for k, t in enumerate(types)))
+    base = []
+    for t in types:
+        base.append({"BIGINT": 1, "INT": 2, "DOUBLE": 0.5, "BOOLEAN": True, "SMALLINT": 3, "TINYINT": 4,
+                     "FLOAT": 0.25, "DATE": dt.date(2001, 1, 1), "TIME(3)": dt.time(1, 2, 3),
+                     "TIMESTAMP(3)": dt.datetime(2001, 1, 1), "DECIMAL(10, 2)": Decimal("1.50"),
+                     "STRING": "str"}[t])
+    rows = [tuple(base)]
+    for k in range(len(types)):
+        row = list(base)
+        row[k] = None
+        rows.append(tuple(row))
+    rows.append(tuple([None] * len(types)))
+    check_walk(write(tmp_path, s, rows), s, rows)
+
+
+def test_walk_long_lengths(tmp_path):
+    """Length varints of one, two and three bytes (strings of 127, 128,
+    16383, 16384 bytes and more), arrays of more than 127 elements, fixed
+    elements with nulls up to the bitmap's last bits."""
+    s = schema("a STRING, b BYTES, c ARRAY<INT>, d ARRAY<STRING>, e INT, f ARRAY<BIGINT NOT NULL>")
+    rows = []
+    for n in (0, 1, 127, 128, 129, 16383, 16384, 70000):
+        rows.append(("é" * (n // 2) + "x" * (n % 2), b"\x01" * n,
+                     [None if k % 7 == 3 or k == n - 1 else k for k in range(min(n, 300))],
+                     ["w" * (k % 200) for k in range(min(n, 150))], n, list(range(min(n, 203)))))
+    rows.append((None, None, None, None, None, []))
+    check_walk(write(tmp_path, s, rows), s, rows)
+
+
+# a random schema: (type text, strategy of its Python values)
+def _leaf(text, values):
+    return st.just((text, values))
+
+
+_LEAVES = st.one_of(
+    _leaf("BOOLEAN", st.booleans()), _leaf("TINYINT", st.integers(-128, 127)),
+    _leaf("SMALLINT", st.integers(-2**15, 2**15 - 1)), _leaf("INT", st.integers(-2**31, 2**31 - 1)),
+    _leaf("BIGINT", st.integers(-2**63, 2**63 - 1)), _leaf("DOUBLE", st.floats(allow_nan=False)),
+    _leaf("FLOAT", st.sampled_from([0.0, 1.5, -2.25])),
+    _leaf("STRING", st.one_of(st.text(max_size=10), st.integers(100, 20000).map(lambda n: "q" * n))),
+    _leaf("BYTES", st.binary(max_size=200)), _leaf("BLOB", st.binary(max_size=20)),
+    _leaf("DECIMAL(9, 3)", st.integers(-10**9 + 1, 10**9 - 1).map(lambda v: Decimal(v).scaleb(-3))),
+    _leaf("DECIMAL(30, 4)", st.integers(-10**30 + 1, 10**30 - 1).map(
+        lambda v: Decimal(v).scaleb(-4, Context(prec=40)))),   # not rounded to 28 digits
+    _leaf("DATE", st.dates()), _leaf("TIME(3)", st.just(dt.time(3, 4, 5))),
+    _leaf("TIME(6)", st.just(dt.time(3, 4, 5, 6000))),   # millis on the wire
+    _leaf("TIMESTAMP(3)", st.just(dt.datetime(2020, 1, 2, 3, 4, 5, 6000))),
+    _leaf("TIMESTAMP(6)", st.just(dt.datetime(2020, 1, 2, 3, 4, 5, 6))),
+    _leaf("VARIANT", st.builds(lambda v, m: {"value": v, "metadata": m}, st.binary(max_size=5),
+                               st.binary(max_size=5))),
+    _leaf("VECTOR<INT, 2>", st.lists(st.integers(-5, 5), min_size=2, max_size=2)))
+
+
+def _nullable(tv):
+    text, values = tv
+    return st.one_of(st.just((text, st.one_of(st.none(), values))),
+                     st.just((text + " NOT NULL", values)))
+
+
+def _compose(inner):
+    return st.one_of(
+        inner.map(lambda tv: (f"ARRAY<{tv[0]}>", st.lists(tv[1], max_size=12))),
+        inner.map(lambda tv: (f"MAP<STRING, {tv[0]}>",
+                              st.lists(st.tuples(st.text(max_size=3), tv[1]), max_size=4))),
+        inner.map(lambda tv: (f"MULTISET<{tv[0]}>",
+                              st.lists(st.tuples(tv[1].filter(lambda v: v is not None),  # map keys
+                                                 st.integers(1, 3)), max_size=3))),
+        st.lists(inner, min_size=1, max_size=4).map(lambda ts: (
+            "ROW<" + ", ".join(f"f{k} {t}" for k, (t, _) in enumerate(ts)) + ">",
+            st.fixed_dictionaries({f"f{k}": v for k, (_, v) in enumerate(ts)})))
+    ).flatmap(_nullable)
+
+
+_TYPES = st.recursive(_LEAVES.flatmap(_nullable), _compose, max_leaves=5)
+
+
+@st.composite
+def _files(draw):
+    fields = draw(st.lists(_TYPES, min_size=1, max_size=12))
+    s = schema(", ".join(f"c{k} {t}" for k, (t, _) in enumerate(fields)))
+    rows = draw(st.lists(st.tuples(*[v for _, v in fields]), min_size=1, max_size=25))
+    return s, rows
+
+
+@settings(max_examples=150, deadline=None)
+@given(_files(), st.sampled_from([256, 4096, 1 << 20]))
+def test_property_walked_starts_are_the_offset_array(tmp_path_factory, data, block_size):
+    s, rows = data
+    path = write(tmp_path_factory.mktemp("walk"), s, rows, block_size=block_size)
+    check_walk(path, s, rows, stops=(0.4,))
+
+
+# -- the walk on corrupt rows: None (the whole block then reports), no crash ---
+
+def block_frame(rows: list[bytes]) -> tuple[bytes, int, int]:
+    """A block of the given row bytes with a correct offset array: its
+    frame, decompressed size and row count."""
+    starts, pos = [], 0
+    for r in rows:
+        starts.append(pos)
+        pos += len(r)
+    raw = b"".join(rows) + struct.pack(f"<{len(rows)}i", *starts) + struct.pack("<i", len(rows))
+    return zstandard.ZstdCompressor(level=1).compress(raw), len(raw), len(rows)
+
+
+def walk(s, rows: list[bytes], i=None):
+    frame, usize, n = block_frame(rows)
+    return PrefixBlock(frame, usize, n).rows(decoder_for(s), n - 1 if i is None else i)
+
+
+STR = schema("s STRING, k INT")
+
+
+@pytest.mark.parametrize("row", [
+    b"\x00\x05ab",                            # a string longer than what is left
+    b"\x00\x03abc\x01\x02",                   # an INT cut off
+    b"\x00\xff\xff\xff\xff\x07abc\x00\x00\x00\x00",   # length 2^31 - 1
+    b"\x00\xff\xff\xff\xff\x0fabc\x00\x00\x00\x00",   # length past 2^31: malformed
+    b"\x00\xff\xff\xff\xff\xff\x01abc",       # a six-byte varint
+    b"\x00\x80",                              # a varint cut off
+    b"",                                      # no null header
+    b"\x00",                                  # a header only
+    b"\x00\x00\x00\x00\x00\x00\xff\xff",      # a row that ends past its block's rows
+])
+def test_walk_corrupt_rows_give_none(row):
+    assert walk(STR, [row]) is None
+    good = b"\x00\x01a\x01\x00\x00\x00"
+    assert walk(STR, [good, good, row]) is None
+    # in the middle, a damaged row may happen to walk into the next one's
+    # bytes and end where the block's rows end (so may dec_row): no crash
+    walk(STR, [good, row, good])
+
+
+@pytest.mark.parametrize("text, row", [
+    ("a INT NOT NULL, b INT", b"\x01\x00\x00\x00\x00"),       # a NOT NULL field marked null
+    ("a INT NOT NULL, b INT NOT NULL", b"\x01\x00\x00\x00\x00"),   # ... inside a run
+    ("a ARRAY<INT NOT NULL>", b"\x00\x02\x02\x01\x00\x00\x00"),    # a NOT NULL element null
+    ("a ARRAY<STRING NOT NULL>", b"\x00\x02\x01\x01a"),
+    ("a ARRAY<INT>", b"\x00\xff\xff\xff\xff\x07\x00"),             # a huge array
+    ("a ARRAY<STRING>", b"\x00\x80\x80\x01" + b"\x00" * 2),        # 16384 elements, bitmap cut off
+    ("a ARRAY<INT>", b"\x00\x09\x00\x00" + b"\x01\x00\x00\x00" * 8),   # 9 ints, 8 there
+    ("m MAP<STRING, INT>", b"\x00\x01\x00\x01a\x02\x00\x01\x00\x00\x00\x02\x00\x00\x00"),  # 1 key, 2 values
+    ("r ROW<x INT NOT NULL, y STRING>", b"\x00\x01\x00\x00"),     # a nested NOT NULL null
+    ("r ROW<x BIGINT, y BIGINT>", b"\x00\x00" + b"\x00" * 12),    # a nested run cut off
+    ("t TIMESTAMP(6)", b"\x00" + b"\x00" * 8 + b"\x80"),           # nanos varint cut off
+    ("v VECTOR<INT, 2>", b"\x00\x03" + b"\x00" * 8),               # wrong VECTOR length
+])
+def test_walk_corrupt_nested_gives_none(text, row):
+    s = schema(text)
+    assert walk(s, [row]) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_property_damaged_blocks_walk_or_give_none(data):
+    """Bytes of a valid block changed at random: the walk gives rows or None,
+    and ends (a read past the output shows under scripts/sanitize.sh)."""
+    s = ALL_TYPES
+    rows = [full_row(k) for k in range(3)]
+    raw = bytearray(_raw_block(s, rows))
+    n = len(rows)
+    end = len(raw) - 4 - 4 * n
+    for _ in range(data.draw(st.integers(1, 4))):
+        raw[data.draw(st.integers(0, end - 1))] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF]))
+    frame = zstandard.ZstdCompressor(level=1).compress(bytes(raw))
+    p = PrefixBlock(frame, len(raw), n)
+    p.advance(data.draw(st.integers(0, len(raw))))
+    block = p.rows(decoder_for(s), data.draw(st.integers(0, n - 1)))
+    assert block is None or p.row_starts()[0] == 0
+
+
+_RAW = {}
+
+
+def _raw_block(s, rows) -> bytes:
+    """The decompressed block of rows written under s (one block)."""
+    key = (str(s), len(rows))
+    if key not in _RAW:
+        with tempfile.TemporaryDirectory() as d:
+            path = write(pathlib.Path(d), s, rows)
+            data = path.read_bytes()
+            with RowFileReader(path, s) as r:
+                (off, size, usize, _), = r._blocks
+            _RAW[key] = zstandard.ZstdDecompressor().decompress(data[off:off + size], max_output_size=usize)
+    return _RAW[key]

@@ -97,6 +97,9 @@ ctypedef struct Node:
     int store           # decode: build Arrow output for this node
     int plain           # decode: width of a value stored as its wire bytes (plain
                         # fixed-width kinds), else 0: dec_field copies these inline
+    int skip_w          # skip_row: wire width of a value of a fixed-width kind, else 0
+    int run_n           # skip_row, a ROW's field: it and the run_n - 1 fields after it
+    int run_w           # are fixed-width, run_w bytes in all (0: it is not; run_n <= RUN_MAX)
     int64_t upm         # TIME/TS_NANO: Arrow units per millisecond
     int64_t npu         # TS_NANO: nanoseconds per Arrow unit
     int64_t fixed       # VECTOR length
@@ -255,7 +258,7 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
         plan_init(&n.child[0], t.element, names)
         n.child[1].kind = K_I32   # the multiplicity
         n.child[1].store = 1
-        n.child[1].plain = 4
+        n.child[1].plain = n.child[1].skip_w = 4
         n.child[1].pycost = _PYSIZE["int"]
     elif root == "MAP":
         n.kind = K_MAP
@@ -276,10 +279,15 @@ cdef int plan_init(Node *n, t, list names=None) except -1:
             names.append(tuple(f.name for f in t.fields))
         for i, f in enumerate(t.fields):
             plan_init(&n.child[i], f.type, names)
+        _plan_runs(n)
     else:
         raise ValueError(f"unsupported type {t}")
     if n.kind in (K_I8, K_I16, K_I32, K_I64, K_F32, K_F64) and n.pyconv != PY_TIME:
         n.plain = _width(n.kind)
+    # skip_row steps over these without reading them: their wire width is fixed
+    # (TIME(p <= 3) and TIME(p > 3) are an int32 of millis, a compact DECIMAL an int64)
+    n.skip_w = n.plain if n.plain else 1 if n.kind == K_BOOL else 8 if n.kind == K_DEC64 \
+        else 4 if n.kind in (K_I32, K_TIME) else 0
     n.pycost = _pycost(n, t)
     plan_reset_builders(n)
     return 0
@@ -327,6 +335,30 @@ cdef inline int charge_empty(Node *c) noexcept nogil:
         if b.left < 0:
             return rf_budget_draw(b, E_EXPAND_LIMIT, E_EXPAND_CALL)
     return 0
+
+
+cdef enum:
+    RUN_MAX = 57    # fields of a run: its null bits, shifted by up to 7, fit one uint64
+
+
+cdef void _plan_runs(Node *n) noexcept nogil:
+    """Sets run_n and run_w of a ROW's fields (their skip_w already set),
+    from the last field back: a fixed-width field starts a run that goes on
+    through the run of the next field, up to RUN_MAX fields."""
+    cdef int i
+    cdef Node *c
+    cdef Node *nxt
+    for i in range(n.nchild - 1, -1, -1):
+        c = &n.child[i]
+        c.run_n = c.run_w = 0
+        if c.skip_w == 0:
+            continue
+        c.run_n, c.run_w = 1, c.skip_w
+        if i + 1 < n.nchild:
+            nxt = &n.child[i + 1]
+            if 0 < nxt.run_n < RUN_MAX:
+                c.run_n += nxt.run_n
+                c.run_w += nxt.run_w
 
 
 cdef int _plan_children(Node *n, int count) except -1:

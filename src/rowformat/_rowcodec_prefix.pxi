@@ -4,8 +4,8 @@
 # all its Huffman literals, then all its sequences). PrefixBlock decodes the
 # frame only as far as the rows asked for (src/include/rf_zstd.h), finds
 # their starts by walking the rows under the schema (a row's length follows
-# from its bytes), and keeps both, so a later lookup in the same block
-# resumes where the last one stopped.
+# from its bytes: skip_row below), and keeps both, so a later lookup in the
+# same block resumes where the last one stopped.
 #
 # Decoding and walking hold the GIL: a PrefixBlock is shared by the threads
 # that look up rows of its block, and its state moves forward only.
@@ -23,6 +23,157 @@ cdef extern from "rf_zstd.h" nogil:
     int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap)
     int rfz_advance(rfz_dec *d, size_t target)
     void rfz_free(rfz_dec *d)
+
+
+# The walk. The rows before the one asked for need only their lengths: their
+# values are not returned (decode_row checks the row asked for in full), and
+# the whole-block path does not check them either. So skip_row steps over a
+# row reading only what its length depends on: null headers and bitmaps,
+# length and size varints; it does not check values (UTF-8, decimal
+# precision, time ranges). A null in a NOT NULL field is still an error:
+# such bytes are not a row of this schema.
+#
+# Safety: every read stays below end (the output past it is not
+# decompressed yet: uninitialized); a length (< 2^31) or width is compared
+# with what is left before it is added, so a position never passes end and
+# cannot overflow; every loop runs over fields of the schema or over bits of
+# a bitmap that lies before end.
+#
+# Speed: a walk is one chain of dependent loads (each length says where the
+# next one is), so the functions take and return the position by value (an
+# error is a negative E_* code): kept in a register, not stored and
+# reloaded around each call as dec_row's int64_t *pos is. Fixed-width
+# fields and strings, the common cases, are stepped over inline; runs of
+# fixed-width fields none of which is null take one step. Kinds rarer in
+# rows (TIMESTAMP with nanoseconds, VECTOR) go to dec_value without storing.
+
+cdef inline int64_t _skip_len(const uint8_t *b, int64_t p, int64_t end) noexcept nogil:
+    """The position past a length varint and the bytes it counts, or E_*."""
+    cdef int64_t ln
+    cdef int rc = rf_read_len(b, &p, end, &ln)
+    if rc:
+        return E_TRUNC if rc == -1 else E_VARINT
+    if ln > end - p:
+        return E_TRUNC
+    return p + ln
+
+
+cdef inline uint64_t _null_bits(const uint8_t *hdr, int f, int k) noexcept nogil:
+    """Bits f..f+k-1 of a null header, k <= RUN_MAX (with f's offset in its
+    byte, up to 64 bits); reads only the header bytes that hold them."""
+    cdef uint64_t v = 0
+    cdef int i
+    cdef int first = f >> 3
+    for i in range(first, ((f + k - 1) >> 3) + 1):
+        v |= (<uint64_t> hdr[i]) << (8 * (i - first))
+    return (v >> (f & 7)) & (((<uint64_t> 1) << k) - 1)
+
+
+cdef int64_t skip_row(Node *n, const uint8_t *b, int64_t p, int64_t end, int64_t lim) noexcept nogil:
+    """The position past one ROW value of n (a row: n is the schema's root)
+    starting at p, or E_*."""
+    cdef int64_t nb = (n.nchild + 7) >> 3
+    cdef const uint8_t *hdr
+    cdef int f = 0
+    cdef int nchild = n.nchild
+    cdef Node *c
+    if nb > end - p:
+        return E_TRUNC
+    hdr = b + p
+    p += nb
+    while f < nchild:
+        c = &n.child[f]
+        if c.run_n > 1 and _null_bits(hdr, f, c.run_n) == 0:
+            # fixed-width fields, none null: one bounds check and one step for all
+            if c.run_w > end - p:
+                return E_TRUNC
+            p += c.run_w
+            f += c.run_n
+            continue
+        if (hdr[f >> 3] >> (f & 7)) & 1:
+            if not c.nullable:
+                return E_NOT_NULL
+        elif c.skip_w:
+            if c.skip_w > end - p:
+                return E_TRUNC
+            p += c.skip_w
+        elif c.kind == K_STR or c.kind == K_BIN:
+            p = _skip_len(b, p, end)
+        else:
+            p = skip_value(c, b, p, end, lim)
+        if p < 0:
+            return p
+        f += 1
+    return p
+
+
+cdef int64_t skip_array(Node *c, const uint8_t *b, int64_t p, int64_t end, int64_t lim,
+                        int64_t *size_out) noexcept nogil:
+    """The position past an array of c values (size, null bitmap, elements)
+    starting at p, or E_*; its size in size_out."""
+    cdef int64_t size, nb, k, present
+    cdef const uint8_t *bitmap
+    cdef uint8_t m
+    cdef int rc = rf_read_len(b, &p, end, &size)
+    if rc:
+        return E_TRUNC if rc == -1 else E_VARINT
+    nb = (size + 7) >> 3
+    if nb > end - p:
+        return E_TRUNC
+    bitmap = b + p
+    p += nb
+    size_out[0] = size
+    if c.skip_w:
+        # fixed-width elements: count the nulls, then one step over the others
+        present = size
+        for k in range(nb):
+            m = bitmap[k]
+            if k == nb - 1 and (size & 7):
+                m &= (1 << (size & 7)) - 1     # the last byte's bits past size are no elements
+            while m:
+                m &= m - 1
+                present -= 1
+        if present != size and not c.nullable:
+            return E_NOT_NULL
+        if present * c.skip_w > end - p:       # < 2^31 x 16: no overflow
+            return E_TRUNC
+        return p + present * c.skip_w
+    for k in range(size):
+        if (bitmap[k >> 3] >> (k & 7)) & 1:
+            if not c.nullable:
+                return E_NOT_NULL
+        elif c.kind == K_STR or c.kind == K_BIN:
+            p = _skip_len(b, p, end)
+        else:
+            p = skip_value(c, b, p, end, lim)
+        if p < 0:
+            return p
+    return p
+
+
+cdef int64_t skip_value(Node *c, const uint8_t *b, int64_t p, int64_t end, int64_t lim) noexcept nogil:
+    """The position past one non-null value of c starting at p, or E_*."""
+    cdef int64_t ln, k
+    cdef int rc
+    cdef int kind = c.kind
+    if c.skip_w:
+        return E_TRUNC if c.skip_w > end - p else p + c.skip_w
+    if kind == K_STR or kind == K_BIN or kind == K_LBIN or kind == K_DEC128:
+        return _skip_len(b, p, end)
+    if kind == K_LIST:
+        return skip_array(&c.child[0], b, p, end, lim, &ln)
+    if kind == K_ROW:
+        return skip_row(c, b, p, end, lim)
+    if kind == K_MAP:
+        p = skip_array(&c.child[0], b, p, end, lim, &ln)
+        if p >= 0:
+            p = skip_array(&c.child[1], b, p, end, lim, &k)
+        return p if p < 0 or ln == k else E_MAP_SIZE
+    if kind == K_VARIANT:   # its value's bytes, then its metadata's
+        p = _skip_len(b, p, end)
+        return p if p < 0 else _skip_len(b, p, end)
+    rc = dec_value(c, b, &p, end, lim, 0)
+    return rc if rc else p
 
 
 # A freed PrefixBlock's decoder (with its literals buffer) for the next one:
@@ -114,20 +265,27 @@ cdef class PrefixBlock:
             return -1
         return self.dec.op
 
+    def row_starts(self):
+        """The row starts found so far (walked + 1 of them: the last is where
+        the last row walked ends)."""
+        return [self.starts[k] for k in range(self.walked + 1)] if self.starts != NULL else []
+
     def output(self):
         """The bytes decompressed so far (a copy)."""
         return bytes(self.out[:self.produced])
 
     def rows(self, RowDecoder decoder, int64_t i):
-        cdef int64_t pos, avail, target
+        cdef int64_t pos, next_pos, avail, target
         if self.failed or not 0 <= i < self.num_rows:
             return None
         while self.walked <= i:
             avail = self.dec.op if self.dec.op < self.row_bytes else self.row_bytes
             pos = self.starts[self.walked]
             while self.walked <= i:
-                if dec_row(&decoder.root, self.outp, &pos, avail, avail, 0, NULL):
+                next_pos = skip_row(&decoder.root, self.outp, pos, avail, avail)
+                if next_pos < 0:
                     break           # the row is cut off by the end of the output, or corrupt
+                pos = next_pos
                 self.walked += 1
                 self.starts[self.walked] = <int32_t> pos
             if self.walked == self.num_rows and pos != self.row_bytes:
