@@ -93,7 +93,7 @@ static void rf_stash_scan(int delta) {
     void *out[RF_STASH_SLOTS];
     int n_out = 0;
     rf_stash_lock_();
-    rf_stash_scans += delta;
+    __atomic_add_fetch(&rf_stash_scans, delta, __ATOMIC_RELAXED);
     while (rf_stash_scans == 0 && rf_stash_n) out[n_out++] = rf_stash_take(rf_stash_n - 1);
     pthread_mutex_unlock(&rf_stash_lock);
     while (n_out) free(out[--n_out]);   /* outside the lock: munmap can take a while */
@@ -105,7 +105,11 @@ static void rf_buf_free(void *p) {
     void *out[RF_STASH_SLOTS];
     int n_out = 0;
     size_t size;
-    if (p == NULL) return;
+    /* no scan (a lookup's batch, a read()'s table): no lock, no size */
+    if (__atomic_load_n(&rf_stash_scans, __ATOMIC_RELAXED) == 0) {
+        free(p);
+        return;
+    }
     size = malloc_usable_size(p);
     if (size < RF_STASH_MIN || size > RF_STASH_BYTES) {
         free(p);
@@ -131,7 +135,8 @@ static void rf_buf_free(void *p) {
 static void *rf_buf_reuse(size_t want, size_t *size) {
     void *p = NULL;
     int best = -1;
-    if (want < RF_STASH_MIN) return NULL;
+    if (want < RF_STASH_MIN || __atomic_load_n(&rf_stash_scans, __ATOMIC_RELAXED) == 0)
+        return NULL;    /* (no scan: the stash is empty) */
     rf_stash_lock_();
     for (int i = 0; i < rf_stash_n; i++) {
         size_t s = rf_stash[i].size;

@@ -6,7 +6,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcpy, memset
 
-from rowformat._wire cimport rf_buf_free, rf_buf_reuse, rf_copy, rf_write_uvarint
+from rowformat._wire cimport RF_PAD, rf_buf_free, rf_buf_reuse, rf_copy, rf_write_uvarint
 
 
 ctypedef struct Buf:
@@ -128,17 +128,19 @@ cdef enum:
 
 
 cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
-    """Hands the memory over (to an ArrowArray), trimmed to its length so a
-    finished batch does not keep the doubling slack (slack under TRIM_SLACK
-    stays: a lookup's tiny buffers skip a realloc each); NULL only when out
-    of memory."""
+    """Hands the memory over (to an ArrowArray), trimmed so a finished
+    batch does not keep the doubling slack (slack under TRIM_SLACK stays: a
+    lookup's tiny buffers skip a realloc each); NULL only when out of memory.
+    Trimmed to its length plus RF_PAD, the most a builder reserves past what
+    it writes, so that the buffer, freed and taken from the stash for the
+    next batch (buf_grow), holds as much again without growing."""
     cdef uint8_t *p = b.data
     cdef uint8_t *trimmed
     b.hint = b.len
     if p == NULL:
         p = <uint8_t *> calloc(1, 64)
     elif b.cap - b.len > TRIM_SLACK:
-        trimmed = <uint8_t *> realloc(p, b.len if b.len > 0 else 1)
+        trimmed = <uint8_t *> realloc(p, b.len + RF_PAD)
         if trimmed != NULL:
             p = trimmed
     b.data = NULL
