@@ -9,6 +9,10 @@ from .types import RowType
 
 def error_message(code: int) -> str: ...
 def expansion_message(rc: int, max_row_size: int) -> str: ...
+def scan_buffers(delta: int) -> None:
+    """A scan on the pool starts (1) or ends (-1): while one runs, freed
+    batches' large buffers go to the next batches, whichever thread decodes
+    them."""
 
 class BlockEncoder:
     """Encodes Arrow batches into uncompressed .row blocks."""

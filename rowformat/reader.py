@@ -406,8 +406,13 @@ class RowFileReader:
                 yield self._decode_unit(unit, positions)
             return
         pending = itertools.chain(first, units)
-        window = deque(self._submit(u, positions) for u in itertools.islice(pending, ahead))
+        # pool threads decode the batches the caller frees: their memory must
+        # go to the next batches, whichever thread decodes them (or the
+        # scan's footprint depends on the scheduler)
+        window: deque = deque()
+        _rowcodec.scan_buffers(1)
         try:
+            window.extend(self._submit(u, positions) for u in itertools.islice(pending, ahead))
             while window:
                 future = window.popleft()
                 nxt = next(pending, None)
@@ -418,6 +423,7 @@ class RowFileReader:
         finally:
             for future in window:
                 future.cancel()
+            _rowcodec.scan_buffers(-1)
 
     def _selected(self, selection) -> np.ndarray | range | None:
         if selection is None:

@@ -3,10 +3,10 @@
 # byte as they start it, headers are cleared when written. Functions return 0,
 # or -1 when out of memory.
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, realloc, free
+from libc.stdlib cimport calloc, free, realloc
 from libc.string cimport memcpy, memset
 
-from rowformat._wire cimport rf_copy, rf_write_uvarint
+from rowformat._wire cimport RF_PAD, rf_buf_free, rf_buf_reuse, rf_copy, rf_write_uvarint
 
 
 ctypedef struct Buf:
@@ -18,15 +18,36 @@ ctypedef struct Buf:
 
 cdef inline int buf_grow(Buf *b, int64_t need) noexcept nogil:
     cdef int64_t cap = b.cap * 2
+    cdef int64_t least
     cdef uint8_t *p
+    cdef size_t size
     if b.cap == 0 and b.hint > need:
         # a builder's next batch is usually like its last: allocate that size
-        # once instead of doubling (less memory, no copies)
+        # once instead of doubling (less memory, no copies); a freed buffer
+        # of about the last length does too (a string column's length varies
+        # a little from batch to batch, and the buffer grows if it must)
         cap = b.hint + (b.hint >> 4)
+        least = b.hint - (b.hint >> 4)
+    else:
+        least = cap
     if cap < need:
         cap = need
+    if least < need:
+        least = need
     if cap < 64:
         cap = 64
+    # a freed batch's buffer, whichever thread freed it (rf_arrow.h): large
+    # buffers only, so a lookup's small ones skip the stash's lock
+    p = <uint8_t *> rf_buf_reuse(<size_t> least, &size)
+    if p != NULL:
+        if b.len:
+            memcpy(p, b.data, b.len)
+        # outgrown: to malloc, not the stash, which no batch's next
+        # buffer would take it from
+        free(b.data)
+        b.data = p
+        b.cap = <int64_t> size
+        return 0
     p = <uint8_t *> realloc(b.data, cap)
     if p == NULL:
         return -1
@@ -96,7 +117,7 @@ cdef inline int buf_varint(Buf *b, uint64_t v) noexcept nogil:
 
 
 cdef inline void buf_free(Buf *b) noexcept nogil:
-    free(b.data)
+    rf_buf_free(b.data)
     b.data = NULL
     b.len = 0
     b.cap = 0
@@ -107,17 +128,19 @@ cdef enum:
 
 
 cdef inline uint8_t *buf_take(Buf *b) noexcept nogil:
-    """Hands the memory over (to an ArrowArray), trimmed to its length so a
-    finished batch does not keep the doubling slack (slack under TRIM_SLACK
-    stays: a lookup's tiny buffers skip a realloc each); NULL only when out
-    of memory."""
+    """Hands the memory over (to an ArrowArray), trimmed so a finished
+    batch does not keep the doubling slack (slack under TRIM_SLACK stays: a
+    lookup's tiny buffers skip a realloc each); NULL only when out of memory.
+    Trimmed to its length plus RF_PAD, the most a builder reserves past what
+    it writes, so that the buffer, freed and taken from the stash for the
+    next batch (buf_grow), holds as much again without growing."""
     cdef uint8_t *p = b.data
     cdef uint8_t *trimmed
     b.hint = b.len
     if p == NULL:
         p = <uint8_t *> calloc(1, 64)
     elif b.cap - b.len > TRIM_SLACK:
-        trimmed = <uint8_t *> realloc(p, b.len if b.len > 0 else 1)
+        trimmed = <uint8_t *> realloc(p, b.len + RF_PAD)
         if trimmed != NULL:
             p = trimmed
     b.data = NULL

@@ -621,6 +621,14 @@ cdef class Reserve:
         return rf_atomic_add(&self.left, 0) // 8
 
 
+def scan_buffers(int delta):
+    """A scan on the pool starts (1) or ends (-1). While one runs, the large
+    buffers of the batches its caller frees go to the next batches, whichever
+    pool thread decodes them, not back to the arena of the thread that
+    decoded them (src/include/rf_arrow.h)."""
+    rf_stash_scan(delta)
+
+
 @cython.final   # _decode_one is called per row: a direct call, not through a vtable
 cdef class RowDecoder:
     """Decodes rows of blocks under a schema, into Arrow (selected columns,

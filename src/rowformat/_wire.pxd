@@ -58,3 +58,6 @@ cdef extern from "rf_arrow.h" nogil:
         void *private_data
     void rf_arrow_release(ArrowArray *a)
     ArrowArray *rf_arrow_new(int64_t n_buffers, int64_t n_children)
+    void rf_buf_free(void *p)
+    void *rf_buf_reuse(size_t want, size_t *size)
+    void rf_stash_scan(int delta)
