@@ -550,9 +550,10 @@ class RowFileReader:
     def _take_inline(self, runs: list, positions) -> pa.Table:
         """take() in this thread, run by run, through the block cache."""
         dec = self._decoder(positions)
+        prefix = self.prefix_lookups
         for b, local in runs:
             try:
-                block = self._rows_block(b, local)
+                block = self._rows_block(b, local) if prefix else self.block(b)
                 if type(local) is int:  # a span: no array to pass
                     dec.decode(block, None, local, local + 1)
                 else:
