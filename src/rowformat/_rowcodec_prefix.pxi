@@ -50,12 +50,8 @@ cdef extern from "rf_zstd.h" nogil:
 cdef inline int64_t _skip_len(const uint8_t *b, int64_t p, int64_t end) noexcept nogil:
     """The position past a length varint and the bytes it counts, or E_*."""
     cdef int64_t ln
-    cdef int rc = rf_read_len(b, &p, end, &ln)
-    if rc:
-        return E_TRUNC if rc == -1 else E_VARINT
-    if ln > end - p:
-        return E_TRUNC
-    return p + ln
+    cdef int rc = dec_len(b, &p, end, &ln)
+    return rc if rc else p + ln
 
 
 cdef inline uint64_t _null_bits(const uint8_t *hdr, int f, int k) noexcept nogil:
