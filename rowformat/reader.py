@@ -218,11 +218,12 @@ class RowFileReader:
         return block
 
     def _rows_block(self, b: int, local) -> "_rowcodec.Block":
-        """With prefix_lookups (its callers check: a lookup's every call
-        shows in its latency): block(b), or, when the rows ``local`` (a local
+        """block(b), or, with prefix_lookups, when the rows ``local`` (a local
         row number or an array of them) all sit early in an uncached block,
         the block's prefix decompressed up to them (kept in the cache under
         ``~b``, so that the next lookup in the block resumes it)."""
+        if not self.prefix_lookups:
+            return self.block(b)
         offset, size, usize, rows = self._blocks[b]
         last = local if type(local) is int else int(local.max())
         if last >= rows * PREFIX_SHARE:
@@ -304,7 +305,7 @@ class RowFileReader:
         i = row_number(i, self.num_rows, self.name)
         b = bisect.bisect_right(self._starts_list, i) - 1
         local = i - self._starts_list[b]
-        block = self._rows_block(b, local) if self.prefix_lookups else self.block(b)
+        block = self._rows_block(b, local)
         dec = self._decoder(None)
         try:
             return dec.decode_row(block, local)
@@ -549,10 +550,9 @@ class RowFileReader:
     def _take_inline(self, runs: list, positions) -> pa.Table:
         """take() in this thread, run by run, through the block cache."""
         dec = self._decoder(positions)
-        prefix = self.prefix_lookups
         for b, local in runs:
             try:
-                block = self._rows_block(b, local) if prefix else self.block(b)
+                block = self._rows_block(b, local)
                 if type(local) is int:  # a span: no array to pass
                     dec.decode(block, None, local, local + 1)
                 else:
