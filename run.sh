@@ -36,6 +36,8 @@ setup() {
         # Spark finds the paimon-row source by listing pyspark_* modules on
         # sys.path, which an editable install's import hook does not show it
         "$VENV/bin/python" -c "import site, sys; open(site.getsitepackages()[0] + '/rowformat-spark.pth', 'w').write(sys.argv[1] + '\n')" "$ROOT/src"
+        # ROWFORMAT_ACCELERATE's start-up hook: a wheel installs this .pth itself
+        cp src/rowformat-accelerate.pth "$("$VENV/bin/python" -c "import site; print(site.getsitepackages()[0])")/"
         echo "$want" > "$stamp"
     fi
 }

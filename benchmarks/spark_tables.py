@@ -214,7 +214,7 @@ class ArrowFilesReader(DataSourceReader):
 def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     """The table's rows as read through paimon-row (Spark's Arrow types and
     the batches pypaimon yields), split into ``files`` IPC files."""
-    from rowformat.spark import tables as tb
+    from rowformat.paimon import tables as tb
     from rowformat.spark.datasource import _to_spark_batch
     from rowformat.spark.types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
@@ -241,7 +241,7 @@ def dir_stats(path: str, suffix: str) -> tuple[int, int]:
 
 def latest_data_files(table: str) -> tuple[int, int]:
     """(files, bytes) of the table's latest snapshot (older ones keep theirs)."""
-    from rowformat.spark import tables as tb
+    from rowformat.paimon import tables as tb
     files = [f for s in tb.plan(tb.open_table(table)) for f in s.files]
     return len(files), sum(int(f.file_size) for f in files)
 

@@ -66,7 +66,7 @@ def main():
     args = ap.parse_args()
 
     import rowformat.spark
-    from rowformat.spark import tables as tb
+    from rowformat.paimon import tables as tb
 
     workdir = args.dir or tempfile.mkdtemp(prefix="rowformat-pipeline-")
     path = os.path.join(workdir, "demo.db", "events")       # a filesystem catalog's layout

@@ -43,7 +43,7 @@ from ..blob.meta import PLACEHOLDER_LENGTH
 from ..errors import CorruptFileError, RowIndexError
 from ..source import as_rows
 from . import _types
-from ._reader import _pypaimon, _with_path, close_reader_and_stream, local_path
+from ._reader import _pypaimon, _with_path, close_reader_and_stream, count_opened, local_path
 
 PLACEHOLDER_ERROR = "Blob placeholder is not supported by FormatBlobReader yet."
 
@@ -103,6 +103,7 @@ def make_blob_reader_class(stock: Any) -> type:
                 self.close()
                 raise
             self._kind = self._reader.kind.kind
+            count_opened()
             self._pos = 0
 
         # -- pypaimon's FormatBlobReader --------------------------------------------

@@ -43,6 +43,17 @@ from . import _types
 MIN_BATCH_ROWS = 65536
 
 _pp: dict[str, Any] = {}
+_opened = [0]           # .row and .blob files opened for pypaimon in this process
+
+
+def count_opened() -> None:
+    _opened[0] += 1
+
+
+def files_opened() -> int:
+    """How many ``.row`` and ``.blob`` files rowformat opened for pypaimon in
+    this process (``rowformat.paimon.status().files_opened``)."""
+    return _opened[0]
 
 
 def _pypaimon(name: str) -> Any:
@@ -144,6 +155,7 @@ def make_reader_class(stock: type) -> type:
             except BaseException:
                 self.close()
                 raise
+            count_opened()
             self._batches = self._generate()
 
         # -- pypaimon's RecordBatchReader -------------------------------------------

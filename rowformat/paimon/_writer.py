@@ -71,6 +71,17 @@ def local_write_row(self, path: str, data, fields=None, zstd_level: int = 1, **k
         raise RuntimeError(f"Failed to write row file {path}: {e}") from e
 
 
+def make_local_write_row(stock: Any) -> Any:
+    """``LocalFileIO.write_row`` while acceleration is on (``stock`` is pypaimon's)."""
+    local_write_row._rowformat_stock = stock  # type: ignore[attr-defined]
+    return local_write_row
+
+
+def stream_row_writer(stock: Any) -> type:
+    """The ``FormatRowWriter`` name while acceleration is on (``stock`` is pypaimon's)."""
+    return StreamRowWriter
+
+
 class StreamRowWriter:
     """pypaimon's ``FormatRowWriter`` interface (``write_table`` then
     ``close``, which flushes but does not close the stream) over

@@ -1,57 +1,63 @@
-"""Paimon tables by directory path, through pypaimon: :func:`is_table`,
-:func:`open_table` (``FileStoreTable.from_path``, no catalog, with time
-travel) and :func:`acceleration` (``accelerated()`` when this pypaimon can
-be accelerated, else a no-op). Shared by ``rowformat.spark.tables`` and the
-``rowformat`` command; importing this module does not import pypaimon.
+"""Paimon tables by directory path, through pypaimon: the one module that
+knows pypaimon's tables, for the Spark source, the ``rowformat`` command and
+users. Importing it does not import pypaimon.
+
+* open: :func:`is_table`, :func:`open_table` (``FileStoreTable.from_path``,
+  no catalog; time travel by snapshot id or tag), :func:`pin` (the latest
+  snapshot, so that a plan and the files read later agree),
+  :func:`create_table`;
+* schema: :func:`row_type`, :func:`arrow_schema`, :func:`file_fields` (the
+  fields a data file holds: a primary-key table's ``_KEY_*`` and system
+  fields first);
+* plan and read: :func:`plan`, :func:`plan_splits`, :func:`group_splits`,
+  :func:`read_batches`, :func:`data_files`, :class:`RowIdRouter` (``_ROW_ID``
+  to file and row);
+* write: :func:`write_batches`, :func:`commit`, :func:`abort`.
+
+A table is a directory with ``schema/schema-N`` files (Paimon's layout:
+``snapshot/``, ``manifest/``, ``[partition dirs/]bucket-K/data-*``), written
+by any engine; a table created here is what a filesystem catalog would
+create at that path (``W/<db>.db/<table>`` is readable through a catalog on ``W``).
+
+Reads and writes go through pypaimon, with ``.row`` and ``.blob`` files
+decoded by rowformat (:func:`acceleration`); a pypaimon that cannot be
+accelerated is used stock, with one ``AccelerationWarning`` per process.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Optional
 
-from ..errors import DatasetError
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .. import schema_json
+from ..errors import DatasetError, PaimonIntegrationError, SchemaError
+from ..types import RowType
 
 SCHEMA_DIR = "schema"
+ROW_ID = "_ROW_ID"
 
 
-# ---------------------------------------------------------------- the seam
+# ---------------------------------------------------------------- acceleration
 
 def acceleration():
-    """A context manager under which pypaimon reads and writes ``.row``
-    data files with rowformat's reader and writer; a no-op when
-    ``rowformat.paimon`` cannot accelerate this pypaimon."""
+    """A context manager under which pypaimon reads and writes ``.row`` and
+    ``.blob`` files with rowformat (``rowformat.paimon.accelerated()``); when
+    this pypaimon cannot be accelerated, a no-op after one
+    ``AccelerationWarning`` per process. Keep pypaimon's work inside the
+    block: its lazy readers build their file readers when iterated."""
+    from . import _patches, accelerated, warn_once
     try:
-        from .. import paimon as rp
-    except ImportError:
+        _patches.plan()         # made once per process; checked by identity after that
+    except PaimonIntegrationError as e:
+        warn_once(e)
         return contextlib.nullcontext()
-    try:
-        rp._check_version()
-    except rp.PaimonIntegrationError:
-        return contextlib.nullcontext()
-    return _Guarded(rp.accelerated())
-
-
-class _Guarded:
-    """``rowformat.paimon.accelerated()``, falling back to stock pypaimon
-    when the patches cannot be applied (a pypaimon not shaped as expected)."""
-
-    def __init__(self, cm):
-        self.cm = cm
-        self.entered = False
-
-    def __enter__(self):
-        from .. import paimon as rp
-        try:
-            self.cm.__enter__()
-            self.entered = True
-        except rp.PaimonIntegrationError:
-            pass
-        return self
-
-    def __exit__(self, *exc):
-        if self.entered:
-            return self.cm.__exit__(*exc)
-        return False
+    return accelerated()
 
 
 # ---------------------------------------------------------------- tables
@@ -63,7 +69,7 @@ def is_table(path: str) -> bool:
         n.startswith("schema-") and n[7:].isdigit() for n in os.listdir(schema_dir))
 
 
-def _import_pypaimon():
+def _pypaimon_table_class():
     try:
         from pypaimon.table.file_store_table import FileStoreTable
     except ImportError as e:
@@ -72,6 +78,90 @@ def _import_pypaimon():
             name="pypaimon") from e
     return FileStoreTable
 
+
+def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
+    """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
+    ``tag``, the table as of that snapshot (its schema and files)."""
+    FileStoreTable = _pypaimon_table_class()
+    if not is_table(path):
+        raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
+    if snapshot_id is not None and tag is not None:
+        raise DatasetError("give either a snapshot id or a tag, not both")
+    table = FileStoreTable.from_path(path)
+    if snapshot_id is not None:
+        if table.snapshot_manager().get_snapshot_by_id(int(snapshot_id)) is None:
+            raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")
+        table = table.copy({"scan.snapshot-id": str(int(snapshot_id))})
+    elif tag is not None:
+        if not table.tag_manager().tag_exists(tag):
+            raise DatasetError(f"{path}: there is no tag {tag!r}")
+        table = table.copy({"scan.tag-name": tag})
+    return table
+
+
+def latest_snapshot_id(table) -> int | None:
+    snap = table.snapshot_manager().get_latest_snapshot()
+    return None if snap is None else snap.id
+
+
+def pin(path: str, snapshot_id: int | None = None, tag: str | None = None):
+    """(table, snapshot id): the table at ``path`` as of ``snapshot_id``,
+    ``tag`` or else its latest snapshot, pinned so that what is planned now
+    and what is read later agree whatever commits come between; the id is
+    None for a table without any snapshot (and for a tag)."""
+    table = open_table(path, snapshot_id=snapshot_id, tag=tag)
+    if tag is not None:
+        return table, None
+    if snapshot_id is None:
+        snapshot_id = latest_snapshot_id(table)
+        if snapshot_id is not None:
+            table = open_table(path, snapshot_id=snapshot_id)
+    return table, snapshot_id
+
+
+def row_type(table) -> RowType:
+    """The table's columns as a rowformat RowType."""
+    return schema_json.loads([f.to_dict() for f in table.fields])
+
+
+def arrow_schema(table) -> pa.Schema:
+    """The Arrow schema pypaimon reads and writes the table's rows with."""
+    from pypaimon.schema.data_types import PyarrowFieldParser
+    return PyarrowFieldParser.from_paimon_schema(table.fields)
+
+
+def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = (),
+                 primary_keys: Iterable[str] = (), options: dict[str, str] | None = None):
+    """Creates the table at ``path`` (``file.format=row`` unless ``options``
+    say otherwise) and returns it; when another writer created it
+    meanwhile, returns that one."""
+    _pypaimon_table_class()
+    from pypaimon import Schema
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    from pypaimon.schema.data_types import DataField
+    from pypaimon.schema.schema_manager import SchemaManager
+
+    partition_keys, primary_keys = list(partition_keys), list(primary_keys)
+    for kind, keys in (("partition", partition_keys), ("primary", primary_keys)):
+        for k in keys:
+            if k not in schema.names:
+                raise SchemaError(f"{kind} key {k!r} is not a column; the columns are "
+                                  f"{list(schema.names)}")
+    opts = {"file.format": "row", **(options or {})}
+    fields = [DataField.from_dict(j) for j in schema_json.to_json_fields(schema)]
+    file_io = FileIO.get(path, Options({}))
+    manager = SchemaManager(file_io, path)
+    try:
+        manager.create_table(Schema(fields=fields, partition_keys=partition_keys,
+                                    primary_keys=primary_keys, options=opts))
+    except RuntimeError:
+        if not is_table(path):      # not the "schema exists" race: a real failure
+            raise
+    return open_table(path)
+
+
+# ---------------------------------------------------------------- planning and reading
 
 def plan(table, columns: list[str] | None = None, partition_filter=None) -> list:
     """The table's splits (pypaimon's scan of the table's snapshot),
@@ -85,21 +175,355 @@ def plan(table, columns: list[str] | None = None, partition_filter=None) -> list
     return list(rb.new_scan().plan().splits())
 
 
-def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
-    """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
-    ``tag``, the table as of that snapshot (its schema and files)."""
-    FileStoreTable = _import_pypaimon()
-    if not is_table(path):
-        raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
-    table = FileStoreTable.from_path(path)
-    if snapshot_id is not None and tag is not None:
-        raise ValueError("give either a snapshot id or a tag, not both")
-    if snapshot_id is not None:
-        if table.snapshot_manager().get_snapshot_by_id(int(snapshot_id)) is None:
-            raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")
-        table = table.copy({"scan.snapshot-id": str(int(snapshot_id))})
-    elif tag is not None:
-        if not table.tag_manager().tag_exists(tag):
-            raise DatasetError(f"{path}: there is no tag {tag!r}")
-        table = table.copy({"scan.tag-name": tag})
-    return table
+def split_bytes(split) -> int:
+    return sum(int(f.file_size or 0) for f in split.files)
+
+
+OPEN_COST = 4 << 20                 # pypaimon's and Spark's default cost of opening a file
+MIN_GROUP_BYTES = 32 << 20          # below this a task's fixed cost outweighs spreading
+
+
+def plan_splits(table, columns: list[str] | None = None,
+                partition_leaves: Iterable[tuple[str, str, Any]] = ()) -> list[Any]:
+    """The table's splits as small as pypaimon can make them: one data file
+    each, except files that must be read together (a primary-key table's
+    overlapping runs, a data-evolution table's files of one row range).
+    pypaimon's default packs files into 128 MiB splits, which would make a
+    table of two 56 MB files one Spark task on one core; :func:`group_splits`
+    packs these pieces instead."""
+    table = table.copy({"source.split.target-size": "1 b"})
+    return plan(table, columns, partition_predicate(table, partition_leaves))
+
+
+# PredicateBuilder's method for each comparison a partition filter may make
+PREDICATE_METHODS = {"=": "equal", "<": "less_than", "<=": "less_or_equal", ">": "greater_than",
+                     ">=": "greater_or_equal", "in": "is_in"}
+
+
+def partition_predicate(table, leaves: Iterable[tuple[str, str, Any]]):
+    """The AND of ``(op, partition key, literal)`` leaves (``op`` a key of
+    PREDICATE_METHODS; "in" takes a list) as a pypaimon Predicate, or None."""
+    leaves = list(leaves)
+    if not leaves:
+        return None
+    pb = table.new_read_builder().new_predicate_builder()
+    return pb.and_predicates([getattr(pb, PREDICATE_METHODS[op])(column, literal)
+                              for op, column, literal in leaves])
+
+
+def group_splits(splits: list[Any], max_bytes: int, min_groups: int = 1,
+                 open_cost: int = OPEN_COST) -> list[list[Any]]:
+    """Splits packed, in order, into groups of at most ``max_bytes`` (each
+    split weighs its files' bytes plus ``open_cost`` per file), and smaller
+    when that makes at least ``min_groups`` groups of ``MIN_GROUP_BYTES`` or
+    more, so that every core gets work (Spark's rule for its file sources)."""
+    weights = [split_bytes(s) + open_cost * max(1, len(s.files)) for s in splits]
+    target = min(max_bytes, max(MIN_GROUP_BYTES, -(-sum(weights) // max(1, min_groups))))
+    groups: list[list[Any]] = []
+    size = 0
+    for s, weight in zip(splits, weights):
+        if groups and size + weight <= target:
+            groups[-1].append(s)
+            size += weight
+        else:
+            groups.append([s])
+            size = weight
+    return groups
+
+
+def read_batches(table, splits: list[Any], columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """The rows of ``splits`` (merged, deletion vectors applied, as pypaimon
+    reads them), ``columns`` only."""
+    if not splits:
+        return
+    rb = table.new_read_builder().with_projection(list(columns))
+    # pypaimon builds a split's readers when the iteration reaches it: each
+    # step runs inside its own accelerated() block, never across a yield
+    with acceleration():
+        reader = rb.new_read().to_arrow_batch_reader(splits)
+    batches = iter(reader)
+    try:
+        while True:
+            with acceleration():
+                batch = next(batches, None)
+            if batch is None:
+                return
+            if batch.num_rows:
+                yield batch
+    finally:
+        close = getattr(reader, "close", None)
+        if close is not None:
+            close()
+
+
+# ---------------------------------------------------------------- writing
+
+def write_builder(table, overwrite: bool):
+    wb = table.new_batch_write_builder()
+    return wb.overwrite() if overwrite else wb
+
+
+def write_batches(table, batches: Iterable[pa.RecordBatch], overwrite: bool) -> bytes:
+    """Writes ``batches`` (columns named as the table's, any order, Arrow
+    types castable to the table's) as new data files and returns the
+    pickled pypaimon commit messages; nothing is visible until they are
+    committed. On failure the files written so far are removed."""
+    target = arrow_schema(table)
+    w = write_builder(table, overwrite).new_write()
+    try:
+        for batch in coalesce(batches):     # (the input may be a lazy Spark iterator)
+            batch = conform_batch(batch, target)
+            with acceleration():
+                w.write_arrow_batch(batch)
+        with acceleration():                # pypaimon writes the data files here
+            messages = w.prepare_commit()
+    except BaseException:
+        try:
+            w.abort()
+        finally:
+            w.close()
+        raise
+    w.close()
+    return pickle.dumps(messages)
+
+
+# pypaimon's write_arrow_batch costs ~6 ms a call whatever the rows (an
+# Acero group-by of the rows by partition and bucket): on Spark's batches of
+# spark.sql.execution.arrow.maxRecordsPerBatch (10,000) rows that was 0.15-0.3 s
+# of CPU per 500,000 rows written, against 0.03 s in batches of 64Ki rows.
+WRITE_BATCH_ROWS = 65536
+WRITE_BATCH_BYTES = 64 << 20        # and no bigger: a string column's offsets stay far from 2 GiB
+
+
+def coalesce(batches: Iterable[pa.RecordBatch], rows: int = WRITE_BATCH_ROWS,
+             max_bytes: int = WRITE_BATCH_BYTES) -> Iterator[pa.RecordBatch]:
+    """``batches`` (of one schema) without empty ones, consecutive small ones
+    concatenated, in order, into batches of about ``rows`` rows or ``max_bytes``."""
+    pending: list[pa.RecordBatch] = []
+    n = size = 0
+    for batch in batches:
+        if not batch.num_rows:
+            continue
+        pending.append(batch)
+        n += batch.num_rows
+        size += batch.nbytes
+        if n >= rows or size >= max_bytes:
+            yield from _concat(pending)
+            pending, n, size = [], 0, 0
+    if pending:
+        yield from _concat(pending)
+
+
+def _concat(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    if len(batches) == 1:
+        return batches
+    return pa.Table.from_batches(batches).combine_chunks().to_batches()
+
+
+def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    arrays = []
+    for field in target:
+        arr = batch.column(field.name)
+        if not arr.type.equals(field.type):
+            try:
+                if pa.types.is_fixed_size_list(field.type) and (
+                        pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
+                    arr = _list_to_fixed(arr, field.type)
+                else:
+                    arr = arr.cast(field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaError(f"column {field.name!r}: cannot store {arr.type} values as "
+                                  f"{field.type}: {e}") from None
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _list_to_fixed(arr: pa.Array, target: pa.DataType) -> pa.Array:
+    """list -> fixed_size_list (a VECTOR column). Arrow's own cast crashes
+    on null lists (pyarrow 2x), so the child array is rebuilt here."""
+    import numpy as np
+    n = target.list_size
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+    lengths = np.asarray(pc.list_value_length(arr).fill_null(n).to_numpy(zero_copy_only=False))
+    if (lengths != n).any():
+        bad = int(np.flatnonzero(lengths != n)[0])
+        raise pa.ArrowInvalid(f"row {bad} has {lengths[bad]} elements, not {n}")
+    values = arr.flatten()                  # the elements of the valid lists, in order
+    rank = np.cumsum(valid) - 1
+    idx = np.where(valid[:, None], rank[:, None] * n + np.arange(n)[None, :], len(values))
+    child = pa.concat_arrays([values, pa.nulls(1, values.type)]).take(pa.array(idx.ravel()))
+    child = child.cast(target.value_type)
+    return pa.FixedSizeListArray.from_arrays(child, type=target,
+                                             mask=pa.array(~valid) if not valid.all() else None)
+
+
+def commit(table, pickled: Iterable[bytes], overwrite: bool, dynamic: bool = False) -> None:
+    """Commits the messages of every task in one snapshot. An overwrite
+    replaces the whole table, or with ``dynamic`` only the partitions the
+    messages write to (pypaimon's default is dynamic; Spark's is not)."""
+    messages = [m for p in pickled for m in pickle.loads(p)]
+    if overwrite:
+        table = table.copy({"dynamic-partition-overwrite": "true" if dynamic else "false"})
+    c = write_builder(table, overwrite).new_commit()
+    try:
+        c.commit(messages)
+    finally:
+        c.close()
+
+
+def abort(table, pickled: Iterable[bytes]) -> None:
+    """Deletes the files of uncommitted messages."""
+    messages = [m for p in pickled for m in pickle.loads(p)]
+    if not messages:
+        return
+    c = table.new_batch_write_builder().new_commit()
+    try:
+        c.abort(messages)
+    finally:
+        c.close()
+
+
+# ---------------------------------------------------------------- data files
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file of a snapshot, as the snapshot's manifests list it."""
+    path: str
+    partition: str          # "k=v,k2=v2", "" for an unpartitioned table
+    bucket: int
+    level: int
+    schema_id: int
+    format: Optional[str]   # the file name's extension: "row", "parquet", "blob", ...
+    rows: int
+    size: int
+    meta: Any               # pypaimon's DataFileMeta
+
+
+def _partition_text(split) -> str:
+    p = split.partition
+    fields = getattr(p, "fields", None) or []
+    values = getattr(p, "values", None) or []
+    return ",".join(f"{f.name}={v}" for f, v in zip(fields, values))
+
+
+def local_path(path: str) -> str:
+    """A data file's path as a local path (pypaimon's paths may be ``file:`` URIs)."""
+    return path[len("file:"):] if path.startswith("file:") else path
+
+
+def _data_file_path(table, split, f) -> str:
+    p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
+    if p:
+        return local_path(str(p))
+    return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
+
+
+def data_files(table) -> list[DataFile]:
+    """The data files of the table's snapshot (none without one), once each,
+    by partition, bucket and path."""
+    if latest_snapshot_id(table) is None:
+        return []           # a table without any commit
+    seen: dict[str, DataFile] = {}
+    for split in plan(table):
+        for f in split.files:
+            path = _data_file_path(table, split, f)
+            if path not in seen:        # a file appears once even if two splits name it
+                seen[path] = DataFile(
+                    path=path, partition=_partition_text(split), bucket=int(split.bucket),
+                    level=int(f.level), schema_id=int(f.schema_id),
+                    format=os.path.splitext(f.file_name)[1].lstrip(".") or None,
+                    rows=int(f.row_count), size=int(f.file_size), meta=f)
+    return sorted(seen.values(), key=lambda d: (d.partition, d.bucket, d.path))
+
+
+def file_fields(table, meta) -> list[Any]:
+    """The pypaimon DataFields a ``.row`` data file holds, as pypaimon's
+    split reads read it: its ``write_cols`` of its schema; for a
+    primary-key table ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``
+    then the columns; else the columns of its schema."""
+    from pypaimon.read.split_read import KEY_FIELD_ID_START, KEY_PREFIX
+    from pypaimon.schema.data_types import DataField
+    from pypaimon.table.special_fields import SpecialFields
+    file_schema = table.schema_manager.get_schema(meta.schema_id)
+    if file_schema is None:
+        raise DatasetError(f"{meta.file_name}: the table has no schema {meta.schema_id}")
+    if meta.write_cols:
+        by_name = {f.name: f for f in file_schema.fields}
+        return [by_name[n] for n in meta.write_cols if n in by_name]
+    if table.is_primary_key_table:
+        keys = [DataField(f.id + KEY_FIELD_ID_START, f"{KEY_PREFIX}{f.name}", f.type)
+                for f in table.trimmed_primary_keys_fields]
+        return keys + [SpecialFields.SEQUENCE_NUMBER, SpecialFields.VALUE_KIND] \
+            + list(file_schema.fields)
+    data_file_fields = getattr(file_schema, "data_file_fields", None)   # pypaimon 2.1.0
+    return list(file_schema.fields) if data_file_fields is None \
+        else list(data_file_fields(None))
+
+
+# ---------------------------------------------------------------- by _ROW_ID
+
+class RowIdRouter:
+    """The data files of one snapshot of a row-tracking table, by their
+    ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
+    Picklable: numpy arrays and a list of paths."""
+
+    def __init__(self, first_ids, counts, paths: list[str]):
+        order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
+        self.first = np.asarray(first_ids, np.int64)[order]
+        self.counts = np.asarray(counts, np.int64)[order]
+        self.paths = [paths[i] for i in order]
+
+    @classmethod
+    def from_table(cls, table, path: str) -> "RowIdRouter":
+        if not table.options.row_tracking_enabled():
+            raise SchemaError(f"{path} has no _ROW_ID: the table was not created with "
+                              f"'row-tracking.enabled' = 'true'")
+        if table.primary_keys:
+            raise SchemaError(f"{path} is a primary-key table; _ROW_ID lookups need an "
+                              f"append table")
+        schema_id = table.table_schema.id
+        first, counts, paths = [], [], []
+        for split in plan(table):
+            if any(d is not None for d in (split.data_deletion_files or [])):
+                raise SchemaError(f"{path}: the snapshot has deletion vectors, which _ROW_ID "
+                                  f"lookups do not apply yet; read the table instead")
+            for f in split.files:
+                if f.first_row_id is None:
+                    raise SchemaError(f"{path}: data file {f.file_name} has no _ROW_ID range "
+                                      f"(written before row tracking was enabled?)")
+                if f.schema_id != schema_id or f.write_cols is not None:
+                    raise SchemaError(f"{path}: data file {f.file_name} was written with "
+                                      f"another schema or a subset of the columns; _ROW_ID "
+                                      f"lookups need files of the table's current schema")
+                first.append(f.first_row_id)
+                counts.append(f.row_count)
+                paths.append(_data_file_path(table, split, f))
+        router = cls(first, counts, paths)
+        ends = router.first + router.counts
+        if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
+            raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "
+                              f"table); _ROW_ID lookups need one file per row")
+        return router
+
+    def route(self, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
+        """(paths, row numbers): nulls for a null id or one of no file."""
+        n = len(ids)
+        valid = np.ones(n, bool)
+        if ids.null_count:
+            valid &= ~np.asarray(ids.is_null().to_numpy(zero_copy_only=False))
+        values = np.asarray(ids.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False),
+                            np.int64)
+        k = np.searchsorted(self.first, values, side="right") - 1
+        inside = valid & (k >= 0)
+        kk = np.where(inside, k, 0)
+        if len(self.first):
+            inside &= values < self.first[kk] + self.counts[kk]
+        else:
+            inside[:] = False
+        codes = pa.array(np.where(inside, kk, 0).astype(np.int32), mask=~inside)
+        paths = pa.DictionaryArray.from_arrays(codes, pa.array(self.paths or [""], pa.string()))
+        rows = pa.array(np.where(inside, values - self.first[kk] if len(self.first) else 0, 0),
+                        pa.int64(), mask=~inside)
+        return paths.cast(pa.string()), rows

@@ -9,7 +9,7 @@
 
 pyspark (``pip install rowformat[spark]``) is imported only when one of the
 Spark-facing names below is first used: ``import rowformat.spark`` and the
-table helpers (``rowformat.spark.tables``, over pypaimon) work without it.
+table helpers (``rowformat.paimon.tables``, over pypaimon) work without it.
 """
 from __future__ import annotations
 

@@ -63,7 +63,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from .. import RowFileReader
 from ..errors import DatasetError, SchemaError
 from ..types import DataField, RowType, schema as parse_schema
-from . import tables as tb
+from ..paimon import tables as tb
 from .types import (
     ArrowConverter, from_spark_schema, same_spark_type, spark_arrow_schema, to_spark_schema,
 )
@@ -126,8 +126,8 @@ def _settle_worker() -> None:
         return      # (without reuse each request has a fresh process, and no collect)
     _settled = True
     try:
-        tb._import_pypaimon()
-    except ModuleNotFoundError:
+        import pypaimon  # noqa: F401
+    except ImportError:
         pass        # bare .row files need no pypaimon
     else:
         with tb.acceleration():     # imports the pypaimon modules it patches
@@ -274,7 +274,7 @@ def _open_for_read(path: str, options):
             snapshot = int(snapshot)
         except ValueError:
             raise ValueError(f"option snapshotId must be an integer, got {snapshot!r}") from None
-    return tb.open_table(path, snapshot_id=snapshot, tag=options.get("tag"))
+    return tb.pin(path, snapshot_id=snapshot, tag=options.get("tag"))
 
 
 def _requested_fields(schema: StructType, have: RowType, options, what: str,
@@ -304,7 +304,7 @@ class TableReader(DataSourceReader):
     """A Paimon table: pypaimon plans on the driver, tasks read splits."""
 
     def __init__(self, options, schema: StructType, path: str):
-        table = _open_for_read(path, options)
+        table, pinned = _open_for_read(path, options)
         self.path = path
         with_row_ids = tb.ROW_ID in schema.names
         if with_row_ids:
@@ -312,12 +312,9 @@ class TableReader(DataSourceReader):
         _requested_fields(schema, tb.row_type(table), options, path,
                           (tb.ROW_ID,) if with_row_ids else ())
         self.columns = list(schema.names)
-        # Pin the snapshot planned now, so every task reads the same one.
-        self.snapshot_id = options.get("snapshotid")
+        # The snapshot planned now, so every task reads the same one.
+        self.snapshot_id = pinned
         self.tag = options.get("tag")
-        if self.snapshot_id is None and self.tag is None:
-            latest = tb.latest_snapshot_id(table)
-            self.snapshot_id = None if latest is None else str(latest)
         self.spark_schema_json = schema.json()
         self.partition_types = {k: tb.row_type(table)[k].type.root for k in table.partition_keys}
         self.partition_leaves: list[tuple[str, str, object]] = []
@@ -328,8 +325,7 @@ class TableReader(DataSourceReader):
         self.min_partitions = _int_option(options, "minpartitions", os.cpu_count() or 1)
 
     def _table(self):
-        return tb.open_table(self.path, snapshot_id=None if self.snapshot_id is None
-                             else int(self.snapshot_id), tag=self.tag)
+        return tb.open_table(self.path, snapshot_id=self.snapshot_id, tag=self.tag)
 
     def partitions(self):                 # driver side, once per query
         _settle_worker()

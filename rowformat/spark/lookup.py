@@ -32,7 +32,7 @@ from .. import RowFileReader
 from ..arrow_types import as_row_type
 from ..errors import SchemaError
 from ..types import RowType, schema as parse_schema
-from . import tables as tb
+from ..paimon import tables as tb
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
 READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
@@ -271,76 +271,10 @@ def lookup_udf(columns=None, *, schema):
 
 # ---------------------------------------------------------------- by _ROW_ID
 
-class RowIdRouter:
-    """The data files of one snapshot of a row-tracking table, by their
-    ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
-    Picklable: numpy arrays and a list of paths."""
-
-    def __init__(self, first_ids, counts, paths: list[str]):
-        order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
-        self.first = np.asarray(first_ids, np.int64)[order]
-        self.counts = np.asarray(counts, np.int64)[order]
-        self.paths = [paths[i] for i in order]
-
-    @classmethod
-    def from_table(cls, table, path: str) -> "RowIdRouter":
-        if not table.options.row_tracking_enabled():
-            raise SchemaError(f"{path} has no _ROW_ID: the table was not created with "
-                              f"'row-tracking.enabled' = 'true'")
-        if table.primary_keys:
-            raise SchemaError(f"{path} is a primary-key table; _ROW_ID lookups need an "
-                              f"append table")
-        schema_id = table.table_schema.id
-        first, counts, paths = [], [], []
-        for split in tb.plan(table):
-            if any(d is not None for d in (split.data_deletion_files or [])):
-                raise SchemaError(f"{path}: the snapshot has deletion vectors, which _ROW_ID "
-                                  f"lookups do not apply yet; read the table instead")
-            for f in split.files:
-                if f.first_row_id is None:
-                    raise SchemaError(f"{path}: data file {f.file_name} has no _ROW_ID range "
-                                      f"(written before row tracking was enabled?)")
-                if f.schema_id != schema_id or f.write_cols is not None:
-                    raise SchemaError(f"{path}: data file {f.file_name} was written with "
-                                      f"another schema or a subset of the columns; _ROW_ID "
-                                      f"lookups need files of the table's current schema")
-                first.append(f.first_row_id)
-                counts.append(f.row_count)
-                p = f.external_path or f.file_path
-                paths.append(p[len("file:"):] if p.startswith("file:") else p)
-        router = cls(first, counts, paths)
-        ends = router.first + router.counts
-        if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
-            raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "
-                              f"table); _ROW_ID lookups need one file per row")
-        return router
-
-    def route(self, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """(paths, row numbers): nulls for a null id or one of no file."""
-        n = len(ids)
-        valid = np.ones(n, bool)
-        if ids.null_count:
-            valid &= ~np.asarray(ids.is_null().to_numpy(zero_copy_only=False))
-        values = np.asarray(ids.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False),
-                            np.int64)
-        k = np.searchsorted(self.first, values, side="right") - 1
-        inside = valid & (k >= 0)
-        kk = np.where(inside, k, 0)
-        if len(self.first):
-            inside &= values < self.first[kk] + self.counts[kk]
-        else:
-            inside[:] = False
-        codes = pa.array(np.where(inside, kk, 0).astype(np.int32), mask=~inside)
-        paths = pa.DictionaryArray.from_arrays(codes, pa.array(self.paths or [""], pa.string()))
-        rows = pa.array(np.where(inside, values - self.first[kk] if len(self.first) else 0, 0),
-                        pa.int64(), mask=~inside)
-        return paths.cast(pa.string()), rows
-
-
 class RowIdColumn:
     """locate() of :func:`lookup_row_ids`: the ids of one column, routed."""
 
-    def __init__(self, router: RowIdRouter, id_col: str):
+    def __init__(self, router: tb.RowIdRouter, id_col: str):
         self.router = router
         self.id_col = id_col
 
@@ -360,12 +294,8 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
     (``RowFileReader.take``, through the worker's cached readers). Reads the
     latest snapshot, or ``snapshot_id``."""
     path = os.path.abspath(table)
-    t = tb.open_table(path, snapshot_id=snapshot_id)
-    if snapshot_id is None:
-        latest = tb.latest_snapshot_id(t)
-        if latest is not None:       # pin it: the plan and the files read agree
-            t = tb.open_table(path, snapshot_id=latest)
-    router = RowIdRouter.from_table(t, path)
+    t, _ = tb.pin(path, snapshot_id=snapshot_id)     # the plan and the files read agree
+    router = tb.RowIdRouter.from_table(t, path)
     if row_id_col not in df.columns:
         raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
     return _map_lookup(df, "lookup_row_ids", tb.row_type(t), columns, prefix,

@@ -17,7 +17,7 @@ from pypaimon.write.blob_format_writer import BlobFormatWriter as StockWriter
 import rowformat.paimon as rp
 from rowformat import CorruptFileError
 from rowformat.blob import PLACEHOLDER, BlobFileWriter
-from rowformat.paimon import _blob_patches
+from rowformat.paimon import _patches
 
 BLOB = [DataField(0, "b", AtomicType("BLOB"))]
 ARRAY = [DataField(0, "a", ArrayType(True, AtomicType("BLOB")))]
@@ -201,7 +201,7 @@ def _names():
     import importlib
     return {(m, n): importlib.import_module(m).__dict__.get(n)
             for m, n in [("pypaimon.read.split_read", "FormatBlobReader")]
-            + [(m, "BlobFormatWriter") for m, _ in _blob_patches.WRITER_USERS]}
+            + [(p.module, p.attr) for p in _patches.POINTS if p.attr == "BlobFormatWriter"]}
 
 
 def test_accelerate_patches_every_blob_name_and_restore_puts_them_back():

@@ -10,7 +10,7 @@ from pyroaring import BitMap
 
 import rowformat
 import rowformat.spark
-from rowformat.spark import tables as tb
+from rowformat.paimon import tables as tb
 
 FORMAT = "paimon-row"
 N = 3000

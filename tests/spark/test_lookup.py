@@ -7,7 +7,7 @@ import pytest
 
 import rowformat
 from rowformat.spark import lookup as lk
-from rowformat.spark import tables as tb
+from rowformat.paimon import tables as tb
 
 FORMAT = "paimon-row"
 SCHEMA = "id BIGINT NOT NULL, name STRING, tags ARRAY<STRING>"
@@ -176,11 +176,11 @@ def test_lookup_by_row_id_equals_a_filtered_read(spark, tracked):
 
 
 def test_row_id_router_routes_ranges():
-    router = lk.RowIdRouter([10, 0, 25], [15, 10, 5], ["b", "a", "c"])
+    router = tb.RowIdRouter([10, 0, 25], [15, 10, 5], ["b", "a", "c"])
     paths, rows = router.route(pa.array([0, 9, 10, 24, 25, 29, 30, -1, None], pa.int64()))
     assert paths.to_pylist() == ["a", "a", "b", "b", "c", "c", None, None, None]
     assert rows.to_pylist() == [0, 9, 0, 14, 0, 4, None, None, None]
-    empty = lk.RowIdRouter([], [], [])
+    empty = tb.RowIdRouter([], [], [])
     assert empty.route(pa.array([0, None], pa.int64()))[0].to_pylist() == [None, None]
 
 

@@ -8,7 +8,7 @@ from pyspark.sql import types as T
 import rowformat
 from rowformat.errors import SchemaError
 from rowformat import schema_json
-from rowformat.spark import tables as tb
+from rowformat.paimon import tables as tb
 from rowformat.spark.types import (from_spark_schema, from_spark_type, same_spark_type,
                                    to_spark_schema)
 

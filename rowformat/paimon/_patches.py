@@ -1,0 +1,272 @@
+"""Where acceleration patches pypaimon, as data (:data:`POINTS`), and the one
+checker that turns those points into a plan.
+
+Each :class:`Point` names an attribute of a pypaimon module or class, the
+module that must define the stock value there (so that someone else's patch
+is refused, not stacked on), the parameter lists it may have (one per tested
+pypaimon release), what else the stock value or its class must offer, and
+the function that builds rowformat's replacement from the stock value. The
+checks are on signatures and attributes only; nothing reads pypaimon's
+source text, so a pypaimon installed without ``.py`` files, or reformatted,
+is checked the same way.
+
+A plan is made once per process and reused: it is kept with the identity of
+every checked object (module, class, function, ``__init__``), and checked
+again (by identity only, microseconds) each time it is applied; when any of
+them changed (pypaimon reloaded, or patched by someone else), it is made anew.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from ..errors import PaimonIntegrationError
+
+TESTED_VERSIONS = frozenset({"2.1.0"})
+
+_ROW_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fields",
+                      "push_down_predicate", "batch_size", "row_indices")
+_BLOB_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fields",
+                       "push_down_predicate", "blob_as_descriptor", "batch_size", "row_indices",
+                       "blob_parallelism")
+_BLOB_WRITER_NEEDS = ("write_value(col_data, fields, uri_reader_factory)", "add_element", "close",
+                      "reach_target_size", "_map_entries")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One replaced attribute: ``module.attr`` (``attr`` may be ``Class.name``)."""
+    module: str
+    attr: str
+    defined_in: str            # the module that defines pypaimon's own value
+    signatures: tuple          # accepted parameter lists of the value (of __init__ for a
+                               # class): one per tested pypaimon release that differs
+    make: str                  # "module:function" of rowformat.paimon building the replacement
+    needs: tuple = ()          # attributes of the value (a class) or of its owner class;
+                               # "name(a, b)" also checks the parameters after self
+    optional: bool = False     # a module that does not import, or an absent attribute,
+                               # skips the point (a wrong shape is still refused)
+    what: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.attr}"
+
+
+POINTS: tuple[Point, ...] = (
+    Point("pypaimon.read.split_read", "FormatRowReader",
+          "pypaimon.read.reader.format_row_reader", (_ROW_READER_PARAMS,),
+          "._reader:make_reader_class", needs=("read_arrow_batch()", "close()"),
+          what="reads .row data files"),
+    Point("pypaimon.read.split_read", "MergeFileSplitRead.create_reader",
+          "pypaimon.read.split_read", (("self",),),
+          "._merge:make_create_reader",
+          needs=("file_reader_supplier(file, for_merge_read, read_fields, row_tracking_enabled, "
+                 "row_ranges, physical_row_ranges, shard_range)", "_get_final_read_data_fields",
+                 "_needs_blob_inline_convert", "_outer_reapplies_predicate_after_projection"),
+          what="merges primary-key splits with Arrow"),
+    Point("pypaimon.write.writer.format_row_writer", "FormatRowWriter",
+          "pypaimon.write.writer.format_row_writer",
+          (("self", "output_stream", "fields", "block_size", "zstd_level"),),
+          "._writer:stream_row_writer", needs=("write_table",),
+          what="writes .row data files to FileIO streams"),
+    Point("pypaimon.filesystem.local_file_io", "LocalFileIO.write_row",
+          "pypaimon.filesystem.local_file_io",
+          (("self", "path", "data", "fields", "zstd_level", "kwargs"),),
+          "._writer:make_local_write_row", needs=("_to_file",),
+          what="writes local .row data files"),
+    Point("pypaimon.read.split_read", "FormatBlobReader",
+          "pypaimon.read.reader.format_blob_reader",
+          (_BLOB_READER_PARAMS + ("file_size", "index_cache"),),
+          "._blob_reader:make_blob_reader_class",
+          needs=("read_arrow_batch(start_idx, end_idx)", "read_values_at"),
+          what="reads .blob files"),
+    *(Point(module, "BlobFormatWriter", "pypaimon.write.blob_format_writer",
+            (("self", "output_stream", "blob_consumer", "file_path", "copy_buffer_size"),),
+            "._blob_writer:make_blob_writer_class", needs=_BLOB_WRITER_NEEDS,
+            optional=optional, what="writes .blob files")
+      for module, optional in (("pypaimon.write.writer.blob_file_writer", False),
+                               ("pypaimon.filesystem.local_file_io", False),
+                               # FileIOs whose own dependencies may be missing
+                               ("pypaimon.filesystem.pyarrow_file_io", True),
+                               ("pypaimon.filesystem.hdfs_native_file_io", True))),
+    # pypaimon 2.1.0's read.native.enabled: .row and .blob files stay with
+    # rowformat (pypaimon-rust 0.4.0 is slower, and wrong on primary-key
+    # .row files of one-file buckets); optional, as releases without a
+    # native reader lack it
+    Point("pypaimon.read.table_read", "TableRead._native_split_files_supported",
+          "pypaimon.read.table_read", (("split",),),
+          "._native:make_split_check", optional=True,
+          what="keeps .row/.blob reads off pypaimon-rust under read.native.enabled"),
+)
+
+
+@dataclass
+class Patch:
+    point: Point
+    owner: Any                 # the module or class whose attribute is replaced
+    attr: str
+    stock: Any                 # the value as found (a staticmethod stays one)
+    ours: Any
+    holder: Any                # where the point's needs were found
+
+    def needed(self) -> list:
+        """The attributes the point needs, as they are now."""
+        return [getattr(self.holder, need.partition("(")[0], None) for need in self.point.needs]
+
+
+@dataclass
+class Plan:
+    version: str
+    patches: list[Patch]
+    skipped: dict[str, str]    # point name -> why it was skipped
+    fingerprint: tuple
+
+
+def _fail(version: str, what: str) -> PaimonIntegrationError:
+    return PaimonIntegrationError(f"pypaimon {version} is not as rowformat.paimon expects: "
+                                  f"{what}; pypaimon is left as it is")
+
+
+def _params(fn: Any) -> tuple:
+    return tuple(inspect.signature(fn).parameters)
+
+
+# (lookup function, its answer for "pypaimon"): importlib.metadata.version
+# parses the distribution's METADATA on every call (10-20 ms). The answer is
+# kept per lookup function, so a replaced importlib.metadata.version is asked again.
+_version_seen: Optional[tuple[Any, str]] = None
+
+
+def installed_version() -> str:
+    """pypaimon's version; :class:`PaimonIntegrationError` when it is not
+    installed or not a tested version."""
+    global _version_seen
+    lookup = importlib.metadata.version
+    seen = _version_seen
+    if seen is None or seen[0] is not lookup:
+        try:
+            seen = _version_seen = (lookup, lookup("pypaimon"))
+        except importlib.metadata.PackageNotFoundError:
+            raise PaimonIntegrationError(
+                "pypaimon is not installed: pip install 'rowformat[paimon]' (tested with "
+                f"pypaimon {', '.join(sorted(TESTED_VERSIONS))})") from None
+    version = seen[1]
+    if version not in TESTED_VERSIONS:
+        raise PaimonIntegrationError(
+            f"pypaimon {version} is not a version rowformat.paimon was tested with "
+            f"({', '.join(sorted(TESTED_VERSIONS))}); pypaimon is left as it is")
+    return version
+
+
+def _check_needs(version: str, point: Point, holder: Any) -> None:
+    for need in point.needs:
+        name, _, rest = need.partition("(")
+        fn = getattr(holder, name, None)
+        ok = callable(fn)
+        if ok and rest.rstrip(")"):
+            ok = _params(fn)[1:] == tuple(p.strip() for p in rest.rstrip(")").split(","))
+        if not ok:
+            raise _fail(version, f"{getattr(holder, '__name__', holder)} lacks {need}")
+
+
+def _check(version: str, point: Point) -> Optional[Patch]:
+    """The patch of ``point``, None when an optional point is absent."""
+    try:
+        module = importlib.import_module(point.module)
+    except ImportError as e:
+        if point.optional:
+            return None
+        raise PaimonIntegrationError(f"cannot import {point.module}: {e}") from e
+    owner_name, _, attr = point.attr.rpartition(".")
+    owner: Any = module
+    if owner_name:
+        owner = getattr(module, owner_name, None)
+        if not isinstance(owner, type):
+            raise _fail(version, f"no class {owner_name} in {point.module}")
+    raw = vars(owner).get(attr)              # pypaimon's own, not inherited
+    if raw is None:
+        if point.optional:
+            return None
+        raise _fail(version, f"{point.name} is missing")
+    value = raw.__func__ if isinstance(raw, staticmethod) else raw
+    if isinstance(value, type):
+        defined = getattr(importlib.import_module(point.defined_in), attr, None)
+        if value.__module__ != point.defined_in or value is not defined:
+            raise _fail(version, f"{point.name} is not pypaimon's class (another patch?)")
+        params = _params(value.__init__)
+        holder = value
+    else:
+        if not inspect.isfunction(value) or value.__module__ != point.defined_in:
+            raise _fail(version, f"{point.name} is not pypaimon's function (another patch?)")
+        params = _params(value)
+        holder = owner
+    if params not in point.signatures:
+        raise _fail(version, f"{point.name} takes ({', '.join(params)})")
+    _check_needs(version, point, holder)
+    ours = _made.get((point.make, value))
+    if ours is None:        # one replacement per stock value, for the life of the process
+        module_name, _, fn_name = point.make.partition(":")
+        make: Callable[[Any], Any] = getattr(importlib.import_module(module_name, __package__),
+                                             fn_name)
+        ours = _made[(point.make, value)] = make(value)
+    if isinstance(raw, staticmethod):
+        ours = staticmethod(ours)
+    return Patch(point, owner, attr, raw, ours, holder)
+
+
+_made: dict[tuple[str, Any], Any] = {}
+
+
+def _fingerprint(patches: list[Patch]) -> tuple:
+    """The identities a plan rests on: each owner's current attribute, for a
+    class its ``__init__``, and the attributes each point needs."""
+    out = []
+    for p in patches:
+        value = vars(p.owner).get(p.attr)
+        out.append(id(value) if value is not p.ours else id(p.stock))
+        if isinstance(p.stock, type):
+            out.append(id(p.stock.__dict__.get("__init__")))
+        out.extend(id(a) for a in p.needed())
+    return tuple(out)
+
+
+_plan: Optional[Plan] = None
+
+
+def plan() -> Plan:
+    """The checked patches of this process's pypaimon (made once, reused while
+    the objects it was made from are the same); PaimonIntegrationError when
+    a required point is missing or not of a tested shape."""
+    global _plan
+    version = installed_version()
+    current = _plan
+    if current is not None and current.version == version \
+            and _fingerprint(current.patches) == current.fingerprint:
+        return current
+    patches, skipped = [], {}
+    for point in POINTS:
+        patch = _check(version, point)
+        if patch is None:
+            skipped[point.name] = f"not in pypaimon {version}"
+        else:
+            patches.append(patch)
+    made = Plan(version, patches, skipped, ())
+    made.fingerprint = _fingerprint(patches)
+    _plan = made
+    return made
+
+
+def apply(p: Plan) -> None:
+    for patch in p.patches:
+        setattr(patch.owner, patch.attr, patch.ours)
+
+
+def undo(p: Plan) -> None:
+    for patch in reversed(p.patches):
+        current = vars(patch.owner).get(patch.attr)
+        if current is patch.ours:
+            setattr(patch.owner, patch.attr, patch.stock)
