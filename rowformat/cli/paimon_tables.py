@@ -13,14 +13,17 @@ snapshot or ``--snapshot N``. The table is opened with pypaimon
   files in another format are skipped with a message; a table without any
   ``.row`` data file is a usage error;
 * ``head`` and ``cat`` read the rows through pypaimon (merged, for a
-  primary-key table) inside :func:`rowformat.paimon.tables.acceleration`.
+  primary-key table) with :func:`rowformat.paimon.tables.read_batches`, whose
+  ``.row`` files rowformat decodes (``inspect`` says when it cannot).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import IO, Any
 
+from ..errors import DatasetError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
 from .output import RowPrinter, print_table
 
@@ -45,7 +48,6 @@ def _open(args):
     except ImportError:
         raise UsageError(f"{args.file} is a Paimon table: reading tables needs pypaimon: "
                          f"{PAIMON_HINT}") from None
-    from ..errors import DatasetError
     from ..paimon.tables import open_table
     try:
         table = open_table(args.file, snapshot_id=getattr(args, "snapshot", None))
@@ -57,51 +59,12 @@ def _open(args):
     return table, snap
 
 
-def _splits(table, snap, columns: list[str] | None = None) -> list[Any]:
-    from ..paimon.tables import plan
-    return [] if snap is None else plan(table, columns)    # None: a table without any commit
-
-
-def _partition(split) -> str:
-    p = split.partition
-    fields = getattr(p, "fields", None) or []
-    values = getattr(p, "values", None) or []
-    return ",".join(f"{f.name}={v}" for f, v in zip(fields, values))
-
-
-def _file_path(table, split, f) -> str:
-    if getattr(f, "file_path", None):
-        return str(f.file_path)
-    return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
-
-
-def data_files(table, snap) -> list[dict]:
-    out = []
-    for split in _splits(table, snap):
-        for f in split.files:
-            out.append({
-                "path": _file_path(table, split, f),
-                "partition": _partition(split),
-                "bucket": int(split.bucket),
-                "level": int(f.level),
-                "schema_id": int(f.schema_id),
-                "format": os.path.splitext(f.file_name)[1].lstrip(".") or None,
-                "rows": int(f.row_count),
-                "size": int(f.file_size),
-                "_meta": f,
-            })
-    seen: set[str] = set()
-    unique = []
-    for d in out:       # a file appears once even if two splits name it
-        if d["path"] not in seen:
-            seen.add(d["path"])
-            unique.append(d)
-    return sorted(unique, key=lambda d: (d["partition"], d["bucket"], d["path"]))
-
-
 def table_info(table, snap) -> dict:
+    from ..paimon import status
+    from ..paimon.tables import data_files
     schema = table.table_schema
-    files = data_files(table, snap)
+    files = data_files(table)
+    accel = status()
     return {
         "table": table.table_path if isinstance(table.table_path, str) else str(table.table_path),
         "snapshot": None if snap is None else int(snap.id),
@@ -110,9 +73,13 @@ def table_info(table, snap) -> dict:
         "partition_keys": list(table.partition_keys or []),
         "file_format": (schema.options or {}).get("file.format"),
         "options": dict(schema.options or {}),
-        "files": [{k: v for k, v in d.items() if k != "_meta"} for d in files],
-        "total_rows": sum(d["rows"] for d in files),
-        "total_size": sum(d["size"] for d in files),
+        "files": [{f.name: getattr(d, f.name) for f in dataclasses.fields(d) if f.name != "meta"}
+                  for d in files],
+        "total_rows": sum(d.rows for d in files),
+        "total_size": sum(d.size for d in files),
+        # whether this process reads the table's .row/.blob files with rowformat, and why not
+        "acceleration": {"on": accel.reason is None, "pypaimon": accel.pypaimon,
+                         "reason": accel.reason},
     }
 
 
@@ -135,6 +102,9 @@ def cmd_inspect_table(args, out: IO[str]) -> int:
         ("rows", f"{info['total_rows']} (in data files, before merging)"
          if info["primary_keys"] else str(info["total_rows"])),
         ("size", f"{info['total_size']} bytes"),
+        ("read with", "rowformat" if info["acceleration"]["on"] else
+         f"stock pypaimon {info['acceleration']['pypaimon']} (not accelerated: "
+         f"{info['acceleration']['reason']})"),
     ]
     print_table(["field", "value"], [list(x) for x in summary], out)
     if info["files"]:
@@ -147,72 +117,54 @@ def cmd_inspect_table(args, out: IO[str]) -> int:
     return EXIT_OK
 
 
-def file_fields(table, meta) -> list[Any]:
-    """The pypaimon DataFields a ``.row`` data file holds, as pypaimon's
-    ``split_read`` reads it: its ``write_cols`` of its schema; for a
-    primary-key table ``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``
-    then the columns; else the columns of its schema."""
-    from pypaimon.read.split_read import KEY_FIELD_ID_START, KEY_PREFIX
-    from pypaimon.schema.data_types import DataField
-    from pypaimon.table.special_fields import SpecialFields
-    file_schema = table.schema_manager.get_schema(meta.schema_id)
-    if file_schema is None:
-        raise UsageError(f"{meta.file_name}: the table has no schema {meta.schema_id}")
-    if meta.write_cols:
-        by_name = {f.name: f for f in file_schema.fields}
-        return [by_name[n] for n in meta.write_cols if n in by_name]
-    if table.is_primary_key_table:
-        keys = [DataField(f.id + KEY_FIELD_ID_START, f"{KEY_PREFIX}{f.name}", f.type)
-                for f in table.trimmed_primary_keys_fields]
-        return keys + [SpecialFields.SEQUENCE_NUMBER, SpecialFields.VALUE_KIND] \
-            + list(file_schema.fields)
-    return list(file_schema.data_file_fields(None))
-
-
 def cmd_verify_table(args, out: IO[str]) -> int:
     if args.schema:
         raise UsageError("--schema is not for a table: each data file is verified against "
                          "the schema the table recorded for it")
     from .. import schema_json
+    from ..paimon.tables import data_files, file_fields
     from ..verify import verify
     table, snap = _open(args)
-    files = data_files(table, snap)
-    row_files = [d for d in files if d["format"] == "row"]
-    skipped = [d for d in files if d["format"] != "row"]
+    files = data_files(table)
+    row_files = [d for d in files if d.format == "row"]
+    skipped = [d for d in files if d.format != "row"]
     if files and not row_files:
         raise UsageError(f"{args.file}: no .row data files (file.format "
                          f"{(table.table_schema.options or {}).get('file.format')}): "
                          f"verify checks only .row files")
     results = []
     for d in row_files:
-        fields = file_fields(table, d["_meta"])
+        try:
+            fields = file_fields(table, d.meta)
+        except DatasetError as e:
+            raise UsageError(str(e)) from None
         rt = schema_json.loads([f.to_dict() for f in fields])
-        report = verify(d["path"], rt)
+        report = verify(d.path, rt)
         results.append((d, report))
     ok = all(r.ok for _, r in results)
     if args.json:
         out.write(json.dumps({
             "table": args.file, "snapshot": None if snap is None else int(snap.id), "ok": ok,
-            "files": [{"file": d["path"], "ok": r.ok,
+            "files": [{"file": d.path, "ok": r.ok,
                        "problems": [{"block": p.block, "row": p.row, "column": p.column,
                                      "message": p.message} for p in r.problems]}
                       for d, r in results],
-            "skipped": [{"file": d["path"], "format": d["format"]} for d in skipped],
+            "skipped": [{"file": d.path, "format": d.format} for d in skipped],
         }, indent=2) + "\n")
         return EXIT_OK if ok else EXIT_BAD_FILE
     bad = 0
     for d, r in results:
         if r.ok:
-            out.write(f"ok {d['path']}: {r.num_rows} rows in {r.num_blocks} blocks\n")
+            out.write(f"ok {d.path}: {r.num_rows} rows in {r.num_blocks} blocks\n")
             continue
         bad += 1
         for p in r.problems:
             where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
                                                         ("column", p.column)) if v is not None)
-            out.write(f"{d['path']}: {where or 'file'}: {p.message}\n")
-        out.write(f"FAILED {d['path']}: {len(r.problems)} problem(s)\n")
+            out.write(f"{d.path}: {where or 'file'}: {p.message}\n")
+        out.write(f"FAILED {d.path}: {len(r.problems)} problem(s)\n")
     for d in skipped:
-        out.write(f"skipped {d['path']}: not a .row file\n")
+        out.write(f"skipped {d.path}: not a .row file\n")
     snap_text = "no snapshot" if snap is None else f"snapshot {snap.id}"
     if ok:
         out.write(f"ok {args.file} ({snap_text}): {len(results)} .row data file(s)\n")
@@ -225,7 +177,7 @@ def cmd_verify_table(args, out: IO[str]) -> int:
 def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     """head (``limit`` rows) and cat (``limit`` None) of a table."""
     from .rows import _columns
-    from ..paimon.tables import acceleration
+    from ..paimon.tables import read_batches
     if getattr(args, "rows", None) is not None:
         raise UsageError("--rows is for a .row file; a table's rows have no fixed order "
                          "(use head -n)")
@@ -244,21 +196,15 @@ def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     printer = RowPrinter(args.format, out)
     left = limit
     if snap is not None and (left is None or left > 0):
-        rb = table.new_read_builder()
-        if columns:
-            rb = rb.with_projection(columns)
-        splits = rb.new_scan().plan().splits()
-        with acceleration():
-            reader = rb.new_read().to_arrow_batch_reader(splits)
-            for batch in reader:
-                if left is not None:
-                    if batch.num_rows > left:
-                        batch = batch.slice(0, left)
-                    left -= batch.num_rows
-                if batch.num_rows:
-                    schema = batch.schema
-                    printer.write(batch)
-                if left == 0:
-                    break
+        from ..paimon.tables import plan
+        for batch in read_batches(table, plan(table, columns or None), columns or names):
+            if left is not None:
+                if batch.num_rows > left:
+                    batch = batch.slice(0, left)
+                left -= batch.num_rows
+            schema = batch.schema
+            printer.write(batch)
+            if left == 0:
+                break
     printer.close(schema)
     return EXIT_OK

@@ -105,8 +105,8 @@ def test_verify_names_a_corrupt_file(capfd, append):
 def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):
     # Verifying with the bare columns (no _KEY_/_SEQUENCE_NUMBER/_VALUE_KIND)
     # must fail: the layout matters.
-    from rowformat.cli import paimon_tables as pt
-    monkeypatch.setattr(pt, "file_fields",
+    from rowformat.paimon import tables
+    monkeypatch.setattr(tables, "file_fields",
                         lambda table, meta: list(table.schema_manager.get_schema(0).fields))
     code, out, _ = run(capfd, "verify", pk[1])
     assert code == 1

@@ -1,0 +1,220 @@
+"""The seam to pypaimon: status() and the one warning when acceleration
+cannot apply, pypaimon's native switch, ROWFORMAT_ACCELERATE in processes
+nobody told, and the README's own forms."""
+import importlib.metadata
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pyarrow as pa
+import pytest
+
+import rowformat.paimon as rp
+from rowformat.paimon import _patches, _reader
+from rowformat.paimon import tables as tb
+
+from ._tables import read, sort, write
+
+PACKAGE = pathlib.Path(rp.__file__).resolve().parent.parent
+
+
+def _append_table(wh, name="t", n=1000, **options):
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"v{i}" for i in range(n)]})
+    t = wh.create(name, data.schema, options=options)
+    write(t, data)
+    return t, data
+
+
+def _untested(monkeypatch, version="9.9.9"):
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: version if name == "pypaimon" else real(name))
+    monkeypatch.setattr(rp, "_warned", False)
+
+
+def test_status_names_every_patch_and_says_when_it_is_on():
+    off = rp.status()
+    assert off.pypaimon == "2.1.0" and off.reason is None and not off.accelerated
+    assert set(off.patched) == {p.name for p in _patches.POINTS}
+    assert "pypaimon.read.split_read.FormatRowReader" in off.patched
+    assert off.skipped == {}
+    rp.accelerate()
+    on = rp.status()
+    assert on.accelerated and on.patched == off.patched
+    assert on.as_dict()["pypaimon"] == "2.1.0"
+
+
+def test_untested_pypaimon_gives_one_warning_and_stock_rows(monkeypatch, wh):
+    t, data = _append_table(wh)
+    _untested(monkeypatch)
+    status = rp.status()
+    assert not status.accelerated and "pypaimon 9.9.9 is not a version" in status.reason
+    opened = _reader.files_opened()
+    with pytest.warns(rp.AccelerationWarning, match="9.9.9") as caught:
+        for _ in range(3):          # each read asks; the process hears it once
+            batches = list(tb.read_batches(t, tb.plan(t), ["id", "s"]))
+    assert len(caught) == 1
+    assert sort(pa.Table.from_batches(batches), "id").equals(data)
+    assert _reader.files_opened() == opened and not rp.is_accelerated()
+
+
+def test_read_batches_holds_no_patch_between_batches(wh):
+    t, data = _append_table(wh, n=200_000)
+    it = tb.read_batches(t, tb.plan(t), ["id"])
+    first = next(it)
+    assert not rp.is_accelerated()      # a paused generator leaves pypaimon stock
+    rest = list(it)
+    assert sum(b.num_rows for b in [first, *rest]) == 200_000
+
+
+def test_plan_is_made_once_and_remade_when_pypaimon_changes(monkeypatch):
+    first = _patches.plan()
+    assert _patches.plan() is first
+    from pypaimon.read.reader import format_row_reader
+    monkeypatch.setattr(format_row_reader.FormatRowReader, "__init__",
+                        lambda self, file_io, file_path, read_fields, full_fields,
+                        push_down_predicate, batch_size=1, row_indices=None, new=None: None)
+    with pytest.raises(rp.PaimonIntegrationError, match="FormatRowReader takes"):
+        _patches.plan()
+
+
+def test_no_source_text_checks_and_no_private_imports_from_outside():
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text()
+        assert "getsource" not in text, path
+        if "paimon" not in path.relative_to(PACKAGE).parts[:2]:
+            for line in text.splitlines():
+                assert not (("rowformat.paimon" in line or "..paimon" in line)
+                            and "import _" in line), (path, line)
+
+
+# -- read.native.enabled ------------------------------------------------------------
+def test_native_switch_reads_row_files_with_rowformat(wh):
+    pytest.importorskip("pypaimon_rust")
+    # one commit: every bucket holds one file, where pypaimon-rust 0.4.0
+    # decodes a primary-key .row file with the wrong field layout
+    data = pa.table({"k": pa.array(range(40), pa.int64()), "a": pa.array(range(40), pa.int64()),
+                     "x": pa.array([i / 3 for i in range(40)], pa.float64())})
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("a", pa.int64()), ("x", pa.float64())])
+    t = wh.create("pk", schema, primary_keys=["k"], options={"bucket": 2})
+    write(t, data.cast(schema))
+    stock = sort(read(t), "k")
+    assert stock.equals(data.cast(schema))
+    native = t.copy({"read.native.enabled": "true"})
+    opened = _reader.files_opened()
+    rp.accelerate()
+    assert sort(read(native), "k").equals(stock)
+    assert _reader.files_opened() - opened == 2          # both buckets' files, by rowformat
+    rp.restore()
+
+
+# -- ROWFORMAT_ACCELERATE -------------------------------------------------------------
+def _hook_installed() -> bool:
+    import site
+    dirs = site.getsitepackages() + [site.getusersitepackages()]
+    return any(os.path.exists(os.path.join(d, "rowformat-accelerate.pth")) for d in dirs)
+
+
+needs_hook = pytest.mark.skipif(
+    not _hook_installed(),
+    reason="rowformat-accelerate.pth is not in site-packages: a wheel installs it, and so "
+           "does run.sh for its editable install; a plain 'pip install -e .' does not")
+
+
+def _run(code: str, env_value=None, **env):
+    full = {k: v for k, v in os.environ.items() if k != rp.ENV_VAR}
+    if env_value is not None:
+        full[rp.ENV_VAR] = env_value
+    full.update(env)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.split()
+
+
+READ_WITH_PYPAIMON_ONLY = """
+    import sys
+    from pypaimon.table.file_store_table import FileStoreTable
+    t = FileStoreTable.from_path(sys.argv[-1] if len(sys.argv) > 1 else {path!r})
+    rb = t.new_read_builder()
+    n = rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
+    loaded = sorted(m for m in sys.modules if m == "rowformat" or m.startswith("rowformat."))
+    opened = sys.modules["rowformat.paimon._reader"].files_opened() \\
+        if "rowformat.paimon._reader" in sys.modules else 0
+    print(n, opened, len(loaded))
+"""
+
+
+@needs_hook
+def test_env_var_accelerates_a_process_that_never_calls_rowformat(wh):
+    _, data = _append_table(wh, n=500)
+    code = READ_WITH_PYPAIMON_ONLY.format(path=os.path.join(wh.root, "db.db", "t"))
+    rows, opened, loaded = _run(code, "1")
+    assert (rows, opened) == ("500", "1") and int(loaded) > 0
+    assert _run(code, None) == ["500", "0", "0"]           # unset: no rowformat module at all
+    assert _run(code, "0") == ["500", "0", "0"]
+
+
+@needs_hook
+def test_env_var_with_an_untested_pypaimon_warns_once_and_reads_stock(wh):
+    _append_table(wh, n=50)
+    code = """
+        import importlib.metadata, warnings
+        real = importlib.metadata.version
+        importlib.metadata.version = lambda n: "9.9.9" if n == "pypaimon" else real(n)
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+    """ + textwrap.indent(textwrap.dedent(READ_WITH_PYPAIMON_ONLY), " " * 12).replace(
+        "{path!r}", repr(os.path.join(wh.root, "db.db", "t"))) + """
+        print(sum(w.category.__name__ == "AccelerationWarning" for w in caught))
+    """
+    # (the hook runs at pypaimon's import, after the version lookup was replaced)
+    rows, opened, _, warned = _run(code, "1")
+    assert (rows, opened, warned) == ("50", "0", "1")
+
+
+# -- worker processes ---------------------------------------------------------------
+WORKER_PROBE = '''
+import os, sys
+
+def report(batch):
+    """DataLoader collate_fn: runs in the worker process."""
+    reader = sys.modules.get("rowformat.paimon._reader")
+    return (batch.num_rows, os.getpid(), reader.files_opened() if reader else 0,
+            batch.column("id").to_pylist())
+'''
+
+
+@needs_hook
+@pytest.mark.parametrize("context", ["spawn", "fork"])
+def test_torch_dataloader_workers_decode_with_rowformat(wh, tmp_path, context):
+    pytest.importorskip("torch")
+    # four files of a split each: both workers get splits
+    t, data = _append_table(wh, n=3000, **{"source.split.target-size": "1 b"})
+    for i in range(3):
+        write(t, data.slice(0, 10).set_column(0, "id", pa.array(range(3000 + 10 * i,
+                                                                  3010 + 10 * i), pa.int64())))
+    (tmp_path / "probe.py").write_text(WORKER_PROBE)
+    code = f"""
+        import collections, os
+        from torch.utils.data import DataLoader
+        from pypaimon.table.file_store_table import FileStoreTable
+        import probe
+        t = FileStoreTable.from_path({os.path.join(wh.root, "db.db", "t")!r})
+        rb = t.new_read_builder()
+        ds = rb.new_read().to_torch(rb.new_scan().plan().splits(), streaming=True,
+                                    batch_format="pyarrow")
+        loader = DataLoader(ds, batch_size=None, num_workers=2, collate_fn=probe.report,
+                            multiprocessing_context={context!r})
+        ids, opened = [], collections.defaultdict(int)
+        for rows, pid, n, batch_ids in loader:
+            assert pid != os.getpid()
+            opened[pid] = max(opened[pid], n)
+            ids += batch_ids
+        print(len(ids), len(set(ids)), sum(opened.values()), len(opened))
+    """
+    rows, unique, opened, workers = _run(code, "1", PYTHONPATH=str(tmp_path))
+    assert (rows, unique, opened, workers) == ("3030", "3030", "4", "2")
