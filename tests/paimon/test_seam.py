@@ -218,3 +218,41 @@ def test_torch_dataloader_workers_decode_with_rowformat(wh, tmp_path, context):
     """
     rows, unique, opened, workers = _run(code, "1", PYTHONPATH=str(tmp_path))
     assert (rows, unique, opened, workers) == ("3030", "3030", "4", "2")
+
+
+RAY_PROBE = '''
+import os, sys
+
+def report(batch):
+    """map_batches after the read: Ray fuses it into the read task's worker."""
+    reader = sys.modules.get("rowformat.paimon._reader")
+    n = len(batch["id"])
+    return {"rows": [n], "pid": [os.getpid()], "opened": [reader.files_opened() if reader else 0]}
+'''
+
+
+@needs_hook
+def test_ray_read_paimon_tasks_decode_with_rowformat(wh, tmp_path):
+    pytest.importorskip("ray.data")
+    _append_table(wh, n=2000)
+    (tmp_path / "probe.py").write_text(RAY_PROBE)
+    code = f"""
+        import os, sys
+        import ray
+        from pypaimon.ray import read_paimon
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={{"env_vars": {{"ROWFORMAT_ACCELERATE": "1"}},
+                               "py_modules": [{str(tmp_path / "probe.py")!r}]}})
+        import probe
+        ds = read_paimon("db.t", {{"warehouse": {wh.root!r}}}).map_batches(probe.report)
+        out = ds.take_all()
+        rows = sum(r["rows"] for r in out)
+        pids = {{r["pid"] for r in out}}
+        opened = max(r["opened"] for r in out)
+        driver = any(m.startswith("rowformat") for m in sys.modules)
+        print(rows, int(os.getpid() in pids), int(opened > 0), int(driver))
+        ray.shutdown()
+    """
+    rows, in_driver, opened, driver_loaded = _run(code, None, PYTHONPATH=str(tmp_path))
+    # every row read in Ray's workers, by rowformat, which the driver never imported
+    assert (rows, in_driver, opened, driver_loaded) == ("2000", "0", "1", "0")
