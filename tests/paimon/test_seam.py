@@ -256,3 +256,23 @@ def test_ray_read_paimon_tasks_decode_with_rowformat(wh, tmp_path):
     rows, in_driver, opened, driver_loaded = _run(code, None, PYTHONPATH=str(tmp_path))
     # every row read in Ray's workers, by rowformat, which the driver never imported
     assert (rows, in_driver, opened, driver_loaded) == ("2000", "0", "1", "0")
+
+
+def test_readme_paimon_example_writes_and_reads_through_rowformat(tmp_path):
+    """The README's example, as written (its warehouse moved into tmp_path):
+    the data file is rowformat's (Paimon Java's frames, no content size)."""
+    readme = (PACKAGE.parent / "README.md")
+    if not readme.exists():
+        pytest.skip("the README is not beside the tests (an installed wheel's test run)")
+    text = readme.read_text()
+    start = text.index("<!-- readme-example: paimon -->")
+    code = text[text.index("```python", start) + len("```python"):text.index("```\n", start + 40)]
+    code = code.replace("/tmp/rowformat-readme-warehouse", str(tmp_path / "w"))
+    out = _run(code, None)
+    assert out == ["3", "1"]
+    [path] = list((tmp_path / "w").rglob("data-*.row"))
+    with open(path, "rb") as f:
+        head = f.read(6)
+    # a ZSTD frame header without Frame_Content_Size (pypaimon's own writer sets one)
+    # (the FCS flag bits and Single_Segment clear, else a content size follows)
+    assert head[:4] == b"\x28\xb5\x2f\xfd" and head[4] & 0xE0 == 0
