@@ -276,3 +276,4 @@ def test_readme_paimon_example_writes_and_reads_through_rowformat(tmp_path):
     # a ZSTD frame header without Frame_Content_Size (pypaimon's own writer sets one)
     # (the FCS flag bits and Single_Segment clear, else a content size follows)
     assert head[:4] == b"\x28\xb5\x2f\xfd" and head[4] & 0xE0 == 0
+
