@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 
 from ..errors import PaimonIntegrationError
 
-TESTED_VERSIONS = frozenset({"2.1.0"})
+TESTED_VERSIONS = frozenset({"2.0.0", "2.1.0"})
 
 _ROW_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fields",
                       "push_down_predicate", "batch_size", "row_indices")
@@ -64,9 +64,7 @@ POINTS: tuple[Point, ...] = (
     Point("pypaimon.read.split_read", "MergeFileSplitRead.create_reader",
           "pypaimon.read.split_read", (("self",),),
           "._merge:make_create_reader",
-          needs=("file_reader_supplier(file, for_merge_read, read_fields, row_tracking_enabled, "
-                 "row_ranges, physical_row_ranges, shard_range)", "_get_final_read_data_fields",
-                 "_needs_blob_inline_convert", "_outer_reapplies_predicate_after_projection"),
+          needs=("file_reader_supplier", "_get_final_read_data_fields"),
           what="merges primary-key splits with Arrow"),
     Point("pypaimon.write.writer.format_row_writer", "FormatRowWriter",
           "pypaimon.write.writer.format_row_writer",
@@ -80,9 +78,9 @@ POINTS: tuple[Point, ...] = (
           what="writes local .row data files"),
     Point("pypaimon.read.split_read", "FormatBlobReader",
           "pypaimon.read.reader.format_blob_reader",
-          (_BLOB_READER_PARAMS + ("file_size", "index_cache"),),
+          (_BLOB_READER_PARAMS, _BLOB_READER_PARAMS + ("file_size", "index_cache")),
           "._blob_reader:make_blob_reader_class",
-          needs=("read_arrow_batch(start_idx, end_idx)", "read_values_at"),
+          needs=("read_arrow_batch(start_idx, end_idx)",),
           what="reads .blob files"),
     *(Point(module, "BlobFormatWriter", "pypaimon.write.blob_format_writer",
             (("self", "output_stream", "blob_consumer", "file_path", "copy_buffer_size"),),
@@ -197,7 +195,7 @@ def _check(version: str, point: Point) -> Optional[Patch]:
         defined = getattr(importlib.import_module(point.defined_in), attr, None)
         if value.__module__ != point.defined_in or value is not defined:
             raise _fail(version, f"{point.name} is not pypaimon's class (another patch?)")
-        params = _params(value.__init__)
+        params = _params(getattr(value, "__init__"))     # (inherited ones too)
         holder = value
     else:
         if not inspect.isfunction(value) or value.__module__ != point.defined_in:

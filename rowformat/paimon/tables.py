@@ -79,15 +79,30 @@ def _pypaimon_table_class():
     return FileStoreTable
 
 
+def _from_path(path: str):
+    """``FileStoreTable.from_path(path)``, built as 2.1.0's does it (2.0.0's
+    calls the abstract ``FileIO()`` and fails)."""
+    FileStoreTable = _pypaimon_table_class()
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.identifier import Identifier
+    from pypaimon.common.options.options import Options
+    from pypaimon.schema.schema_manager import SchemaManager
+    file_io = FileIO.get(path, Options({}))
+    schema = SchemaManager(file_io, path).latest()
+    if schema is None:
+        raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
+    return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
+
+
 def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
     """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
     ``tag``, the table as of that snapshot (its schema and files)."""
-    FileStoreTable = _pypaimon_table_class()
+    _pypaimon_table_class()
     if not is_table(path):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     if snapshot_id is not None and tag is not None:
         raise DatasetError("give either a snapshot id or a tag, not both")
-    table = FileStoreTable.from_path(path)
+    table = _from_path(path)
     if snapshot_id is not None:
         if table.snapshot_manager().get_snapshot_by_id(int(snapshot_id)) is None:
             raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")

@@ -225,7 +225,7 @@ class RowDataSource(DataSource):
         _settle_worker()
         sources = Sources.resolve(self.options)
         if sources.table is not None:
-            table = _open_for_read(sources.table, self.options)
+            table, _ = _open_for_read(sources.table, self.options)
             spark_schema = to_spark_schema(tb.row_type(table))
             if _flag(self.options, "rowids"):
                 _check_row_tracking(table, sources.table)

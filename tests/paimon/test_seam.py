@@ -36,15 +36,18 @@ def _untested(monkeypatch, version="9.9.9"):
 
 
 def test_status_names_every_patch_and_says_when_it_is_on():
+    version = importlib.metadata.version("pypaimon")
     off = rp.status()
-    assert off.pypaimon == "2.1.0" and off.reason is None and not off.accelerated
-    assert set(off.patched) == {p.name for p in _patches.POINTS}
+    assert off.pypaimon == version and off.reason is None and not off.accelerated
+    assert set(off.patched) | set(off.skipped) == {p.name for p in _patches.POINTS}
     assert "pypaimon.read.split_read.FormatRowReader" in off.patched
-    assert off.skipped == {}
+    native = "pypaimon.read.table_read.TableRead._native_split_files_supported"
+    # 2.0.0 has no native reader; everything else is in both
+    assert off.skipped == ({} if version != "2.0.0" else {native: "not in pypaimon 2.0.0"})
     rp.accelerate()
     on = rp.status()
     assert on.accelerated and on.patched == off.patched
-    assert on.as_dict()["pypaimon"] == "2.1.0"
+    assert on.as_dict()["pypaimon"] == version
 
 
 def test_untested_pypaimon_gives_one_warning_and_stock_rows(monkeypatch, wh):
@@ -137,8 +140,8 @@ def _run(code: str, env_value=None, **env):
 
 READ_WITH_PYPAIMON_ONLY = """
     import sys
-    from pypaimon.table.file_store_table import FileStoreTable
-    t = FileStoreTable.from_path(sys.argv[-1] if len(sys.argv) > 1 else {path!r})
+    from pypaimon import CatalogFactory
+    t = CatalogFactory.create({{"warehouse": {warehouse!r}}}).get_table("db.t")
     rb = t.new_read_builder()
     n = rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
     loaded = sorted(m for m in sys.modules if m == "rowformat" or m.startswith("rowformat."))
@@ -151,7 +154,7 @@ READ_WITH_PYPAIMON_ONLY = """
 @needs_hook
 def test_env_var_accelerates_a_process_that_never_calls_rowformat(wh):
     _, data = _append_table(wh, n=500)
-    code = READ_WITH_PYPAIMON_ONLY.format(path=os.path.join(wh.root, "db.db", "t"))
+    code = READ_WITH_PYPAIMON_ONLY.format(warehouse=wh.root)
     rows, opened, loaded = _run(code, "1")
     assert (rows, opened) == ("500", "1") and int(loaded) > 0
     assert _run(code, None) == ["500", "0", "0"]           # unset: no rowformat module at all
@@ -167,8 +170,8 @@ def test_env_var_with_an_untested_pypaimon_warns_once_and_reads_stock(wh):
         importlib.metadata.version = lambda n: "9.9.9" if n == "pypaimon" else real(n)
         warnings.simplefilter("always")
         with warnings.catch_warnings(record=True) as caught:
-    """ + textwrap.indent(textwrap.dedent(READ_WITH_PYPAIMON_ONLY), " " * 12).replace(
-        "{path!r}", repr(os.path.join(wh.root, "db.db", "t"))) + """
+    """ + textwrap.indent(textwrap.dedent(READ_WITH_PYPAIMON_ONLY.format(warehouse=wh.root)),
+                          " " * 12) + """
         print(sum(w.category.__name__ == "AccelerationWarning" for w in caught))
     """
     # (the hook runs at pypaimon's import, after the version lookup was replaced)
@@ -180,11 +183,11 @@ def test_env_var_with_an_untested_pypaimon_warns_once_and_reads_stock(wh):
 WORKER_PROBE = '''
 import os, sys
 
-def report(batch):
+def report(rows):
     """DataLoader collate_fn: runs in the worker process."""
     reader = sys.modules.get("rowformat.paimon._reader")
-    return (batch.num_rows, os.getpid(), reader.files_opened() if reader else 0,
-            batch.column("id").to_pylist())
+    return (len(rows), os.getpid(), reader.files_opened() if reader else 0,
+            [r["id"] for r in rows])
 '''
 
 
@@ -201,13 +204,12 @@ def test_torch_dataloader_workers_decode_with_rowformat(wh, tmp_path, context):
     code = f"""
         import collections, os
         from torch.utils.data import DataLoader
-        from pypaimon.table.file_store_table import FileStoreTable
+        from pypaimon import CatalogFactory
         import probe
-        t = FileStoreTable.from_path({os.path.join(wh.root, "db.db", "t")!r})
+        t = CatalogFactory.create({{"warehouse": {wh.root!r}}}).get_table("db.t")
         rb = t.new_read_builder()
-        ds = rb.new_read().to_torch(rb.new_scan().plan().splits(), streaming=True,
-                                    batch_format="pyarrow")
-        loader = DataLoader(ds, batch_size=None, num_workers=2, collate_fn=probe.report,
+        ds = rb.new_read().to_torch(rb.new_scan().plan().splits(), streaming=True)
+        loader = DataLoader(ds, batch_size=256, num_workers=2, collate_fn=probe.report,
                             multiprocessing_context={context!r})
         ids, opened = [], collections.defaultdict(int)
         for rows, pid, n, batch_ids in loader:
