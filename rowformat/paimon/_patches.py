@@ -31,7 +31,11 @@ _ROW_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_field
                       "push_down_predicate", "batch_size", "row_indices")
 _BLOB_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fields",
                        "push_down_predicate", "blob_as_descriptor", "batch_size", "row_indices",
-                       "blob_parallelism")
+                       "blob_parallelism", "file_size", "index_cache")
+# pypaimon 2.0.0 writes .blob entries whose CRC32 leaves out their length
+# fields (2.1.0 and Paimon Java include them), and reads them back without
+# that check: its .blob files stay its own, read and written stock
+_BLOB_VERSIONS = frozenset({"2.1.0"})
 _BLOB_WRITER_NEEDS = ("write_value(col_data, fields, uri_reader_factory)", "add_element", "close",
                       "reach_target_size", "_map_entries")
 
@@ -49,6 +53,7 @@ class Point:
                                # "name(a, b)" also checks the parameters after self
     optional: bool = False     # a module that does not import, or an absent attribute,
                                # skips the point (a wrong shape is still refused)
+    versions: Optional[frozenset] = None    # the releases it applies to, when not all
     what: str = ""
 
     @property
@@ -78,14 +83,14 @@ POINTS: tuple[Point, ...] = (
           what="writes local .row data files"),
     Point("pypaimon.read.split_read", "FormatBlobReader",
           "pypaimon.read.reader.format_blob_reader",
-          (_BLOB_READER_PARAMS, _BLOB_READER_PARAMS + ("file_size", "index_cache")),
+          (_BLOB_READER_PARAMS,),
           "._blob_reader:make_blob_reader_class",
-          needs=("read_arrow_batch(start_idx, end_idx)",),
+          needs=("read_arrow_batch(start_idx, end_idx)",), versions=_BLOB_VERSIONS,
           what="reads .blob files"),
     *(Point(module, "BlobFormatWriter", "pypaimon.write.blob_format_writer",
             (("self", "output_stream", "blob_consumer", "file_path", "copy_buffer_size"),),
             "._blob_writer:make_blob_writer_class", needs=_BLOB_WRITER_NEEDS,
-            optional=optional, what="writes .blob files")
+            optional=optional, versions=_BLOB_VERSIONS, what="writes .blob files")
       for module, optional in (("pypaimon.write.writer.blob_file_writer", False),
                                ("pypaimon.filesystem.local_file_io", False),
                                # FileIOs whose own dependencies may be missing
@@ -247,6 +252,9 @@ def plan() -> Plan:
         return current
     patches, skipped = [], {}
     for point in POINTS:
+        if point.versions is not None and version not in point.versions:
+            skipped[point.name] = f"not applied to pypaimon {version}"
+            continue
         patch = _check(version, point)
         if patch is None:
             skipped[point.name] = f"not in pypaimon {version}"

@@ -101,7 +101,8 @@ def _leaf(method: str, col: pa.Array, lits: List[Any]) -> pa.Array:
     if method in ("in", "notIn"):
         values = [lit for lit in lits if lit is not None]
         if method == "notIn" and len(values) != len(lits):
-            return _all(n, False)          # any null literal: NOT IN is never true
+            # pypaimon 2.1.0: never true (SQL); 2.0.0 ignores the null literals
+            raise Unsupported("NOT IN with a null literal")
         if not values:           # IN () is never true, NOT IN () for every value
             return col.is_valid() if method == "notIn" else _all(n, False)
         lt = _common_type(col.type, values)

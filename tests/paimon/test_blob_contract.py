@@ -19,6 +19,10 @@ from rowformat import CorruptFileError
 from rowformat.blob import PLACEHOLDER, BlobFileWriter
 from rowformat.paimon import _patches
 
+from ._tables import blob_accelerated
+
+pytestmark = blob_accelerated
+
 BLOB = [DataField(0, "b", AtomicType("BLOB"))]
 ARRAY = [DataField(0, "a", ArrayType(True, AtomicType("BLOB")))]
 ROWS = [b"zero", None, PLACEHOLDER, b"", b"four" * 500, b"five"]

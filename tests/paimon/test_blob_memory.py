@@ -12,7 +12,10 @@ import pytest
 
 import rowformat.paimon as rp
 
+from ._tables import blob_accelerated
 from .test_blob_tables import BLOB_OPTIONS
+
+pytestmark = blob_accelerated
 
 MIB = 1 << 20
 BLOB_MIB = 64

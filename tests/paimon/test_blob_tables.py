@@ -15,7 +15,9 @@ from rowformat import CorruptFileError
 from rowformat.blob import BlobDescriptor, BlobFileWriter
 from rowformat.paimon import _blob_reader, _blob_writer
 
-from ._tables import read, sort, write
+from ._tables import blob_accelerated, read, sort, write
+
+pytestmark = blob_accelerated
 
 BLOB_OPTIONS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
 COLUMNS = {"b": "BLOB", "a": "ARRAY<BLOB>", "m": "MAP<STRING, BLOB>"}

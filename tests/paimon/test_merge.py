@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import rowformat.paimon as rp
 from rowformat.paimon import _merge
 
-from ._tables import read, typed_table, write
+from ._tables import (WRITES_ROW_KINDS, needs_row_kinds, needs_stock_timestamps, read,
+                      supported, typed_table, write)
 
 N = 1500
 
@@ -100,10 +101,12 @@ def test_history_every_type_equals_stock_in_order(wh, merges):
     _assert_same(stock, fast)
     assert set(merges) == {"fast"} and len(merges) == 6       # 3 partitions x 2 buckets
     ids = fast.column("id").to_pylist()
-    assert len(ids) == N - len(range(0, N, 7))
-    assert not set(range(0, N, 7)) & set(ids)
+    deleted = set(range(0, N, 7)) if WRITES_ROW_KINDS else set()
+    assert len(ids) == N - len(deleted)
+    assert not deleted & set(ids)
 
 
+@needs_row_kinds
 def test_values_are_the_latest_version(wh, merges):
     n = 200
     first = pa.table({"id": pa.array(range(n), pa.int64()), "v": [f"a{i}" for i in range(n)],
@@ -137,13 +140,14 @@ FILTERS = [
     (["id", "s"], lambda pb: pb.contains("s", "éé1")),
     (["i8", "id"], lambda pb: pb.is_in("i8", [1, 5, -3, None])),
     (["id", "i8"], lambda pb: pb.is_not_in("i8", [1, 5, -3])),
-    (["id", "i8"], lambda pb: pb.is_not_in("i8", [1, None])),
     (["id", "day"], lambda pb: pb.between("day", dt.date(1970, 1, 1), dt.date(2000, 1, 1))),
     (["id", "ts3"], lambda pb: pb.not_between("ts3", NOW - dt.timedelta(days=3000), NOW)),
     (["id", "ts6"], lambda pb: pb.less_or_equal("ts6", NOW)),
     (["bin", "id"], lambda pb: pb.not_equal("bin", b"")),
     (["id"], lambda pb: pb.equal("id", 10 ** 9)),                       # nothing
-    (["id", "ls"], lambda pb: pb.greater_than("ls", "xxxxx")),
+    pytest.param(["id", "ls"], lambda pb: pb.greater_than("ls", "xxxxx"),
+                 marks=pytest.mark.skipif(not supported(pa.large_string()),
+                                          reason="this pypaimon has no large_string columns")),
     (["f32", "id"], lambda pb: pb.less_than("f32", 3)),
 ]
 
@@ -160,10 +164,12 @@ def test_projection_and_filters_equal_stock(wh, merges, projection, predicate):
     lambda pb: pb.like("s", "é%"),                                  # not evaluated here
     lambda pb: pb.greater_than("d_small", 0),                        # decimals: not here
     lambda pb: pb.equal("f64", float("nan")),
+    # a null literal: never true in pypaimon 2.1.0, ignored by 2.0.0
+    lambda pb: pb.is_not_in("i8", [1, None]),
 ])
 def test_unsupported_filters_fall_back_and_equal_stock(wh, merges, predicate):
     t = _pk_table(wh, "uf", _history(400, seed=4))
-    stock, fast = _both(t, lambda t: read(t, ["id", "s", "d_small", "f64"], predicate))
+    stock, fast = _both(t, lambda t: read(t, ["id", "s", "d_small", "f64", "i8"], predicate))
     _assert_same(stock, fast)
     assert merges and "fast" not in merges
 
@@ -171,8 +177,10 @@ def test_unsupported_filters_fall_back_and_equal_stock(wh, merges, predicate):
 def test_every_read_api_equals_stock(wh, merges):
     t = _pk_table(wh, "apis", _history(500, seed=5))
 
+    ts = "ts9" if "ts9" in t.field_names else "ts6"       # (see needs_stock_timestamps)
+
     def reads(t):
-        rb = t.new_read_builder().with_projection(["id", "s", "ts9"])
+        rb = t.new_read_builder().with_projection(["id", "s", ts])
         splits = rb.new_scan().plan().splits()
         out = {"arrow": rb.new_read().to_arrow(splits),
                "batches": rb.new_read().to_arrow_batch_reader(splits).read_all(),
@@ -195,7 +203,9 @@ def test_every_read_api_equals_stock(wh, merges):
 
 
 @pytest.mark.parametrize("case", ["first-row", "partial-update", "sequence-field",
-                                  "update-after", "float-key", "ns-key"])
+                                  pytest.param("update-after", marks=needs_row_kinds),
+                                  "float-key",
+                                  pytest.param("ns-key", marks=needs_stock_timestamps)])
 def test_what_is_not_merged_here_falls_back_and_equals_stock(wh, merges, case):
     n = 300
     commits = _history(n, seed=7)
@@ -227,6 +237,7 @@ def test_what_is_not_merged_here_falls_back_and_equals_stock(wh, merges, case):
     assert merges or case == "first-row"     # (first-row reads need no merge)
 
 
+@needs_stock_timestamps
 def test_nanoseconds_floored_to_microseconds_as_pypaimon_does(wh):
     ts = [-1, 1, 1_999, -1_001, 123_456_789_123]
     first = pa.table({"id": pa.array(range(5), pa.int64()), "t": pa.array(ts, pa.timestamp("ns")),
