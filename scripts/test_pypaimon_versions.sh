@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/paimon against every pypaimon release rowformat.paimon accelerates
+# (rowformat/paimon/_patches.py: TESTED_VERSIONS), each in a virtualenv of
+# its own: a copy of run.sh's .venv (the same build of rowformat, through the
+# editable install) with that pypaimon installed over the one it has.
+# Usage: bash scripts/test_pypaimon_versions.sh [version ...]   (default: all tested)
+# Needs: bash run.sh setup (the .venv to copy). Extra pytest arguments: PYTEST_ARGS.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+[ -x .venv/bin/python ] || { echo "run 'bash run.sh setup' first" >&2; exit 2; }
+if [ $# -eq 0 ]; then
+    set -- $(.venv/bin/python -c "from rowformat.paimon import TESTED_VERSIONS
+print(' '.join(sorted(TESTED_VERSIONS)))")
+fi
+for version in "$@"; do
+    venv="$ROOT/.venv-pypaimon-$version"
+    start=$SECONDS
+    if [ ! -x "$venv/bin/python" ] || [ .venv/.rowformat-setup -nt "$venv/bin/python" ]; then
+        rm -rf "$venv"
+        cp -a .venv "$venv"
+        "$venv/bin/python" -m pip install -q "pypaimon==$version"
+    fi
+    got="$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('pypaimon'))")"
+    [ "$got" = "$version" ] || { echo "$venv has pypaimon $got, not $version" >&2; exit 1; }
+    echo "== tests/paimon with pypaimon $version"
+    # shellcheck disable=SC2086
+    "$venv/bin/python" -m pytest tests/paimon -q ${PYTEST_ARGS:-}
+    echo "== pypaimon $version: $((SECONDS - start)) s"
+done
