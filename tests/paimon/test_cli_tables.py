@@ -178,3 +178,26 @@ def test_snapshot_on_a_file_is_a_usage_error(capfd, append):
     wh, _ = append
     code, _, err = run(capfd, "inspect", wh.data_files("app")[0], "--snapshot", "1")
     assert code == 2 and "--snapshot" in err
+
+
+def test_inspect_says_how_the_table_is_read_and_cat_is_right_either_way(capfd, pk, monkeypatch):
+    import importlib.metadata
+
+    import rowformat.paimon as rp
+    wh, path = pk
+    expected = sort(read(wh.table("pk")), "id").to_pylist()
+    code, out, _ = run(capfd, "inspect", path, "--json")
+    assert code == 0 and json.loads(out)["acceleration"] == {
+        "on": True, "pypaimon": importlib.metadata.version("pypaimon"), "reason": None}
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "9.9.9" if name == "pypaimon" else real(name))
+    monkeypatch.setattr(rp, "_warned", False)
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0
+    [line] = [x for x in out.splitlines() if "read with" in x]
+    assert "stock pypaimon 9.9.9 (not accelerated: pypaimon 9.9.9 is not a version" in line
+    with pytest.warns(rp.AccelerationWarning, match="9.9.9"):
+        code, out, _ = run(capfd, "cat", path)
+    assert code == 0
+    assert sorted(_rows_of_jsonl(out), key=lambda r: r["id"]) == expected
