@@ -121,8 +121,7 @@ def cmd_verify_table(args, out: IO[str]) -> int:
     if args.schema:
         raise UsageError("--schema is not for a table: each data file is verified against "
                          "the schema the table recorded for it")
-    from .. import schema_json
-    from ..paimon.tables import data_files, file_fields
+    from ..paimon.tables import data_files, file_schema
     from ..verify import verify
     table, snap = _open(args)
     files = data_files(table)
@@ -135,10 +134,9 @@ def cmd_verify_table(args, out: IO[str]) -> int:
     results = []
     for d in row_files:
         try:
-            fields = file_fields(table, d.meta)
+            rt = file_schema(table, d.meta)
         except DatasetError as e:
             raise UsageError(str(e)) from None
-        rt = schema_json.loads([f.to_dict() for f in fields])
         report = verify(d.path, rt)
         results.append((d, report))
     ok = all(r.ok for _, r in results)

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from .. import schema_json
 from ..errors import DatasetError, PaimonIntegrationError, SchemaError
 from ..types import RowType
+from . import _types
 
 SCHEMA_DIR = "schema"
 ROW_ID = "_ROW_ID"
@@ -136,7 +137,7 @@ def pin(path: str, snapshot_id: int | None = None, tag: str | None = None):
 
 def row_type(table) -> RowType:
     """The table's columns as a rowformat RowType."""
-    return schema_json.loads([f.to_dict() for f in table.fields])
+    return _types.row_type(table.fields)
 
 
 def arrow_schema(table) -> pa.Schema:
@@ -475,6 +476,11 @@ def file_fields(table, meta) -> list[Any]:
     data_file_fields = getattr(file_schema, "data_file_fields", None)   # pypaimon 2.1.0
     return list(file_schema.fields) if data_file_fields is None \
         else list(data_file_fields(None))
+
+
+def file_schema(table, meta) -> RowType:
+    """The rowformat schema of a ``.row`` data file: its :func:`file_fields`."""
+    return _types.row_type(file_fields(table, meta))
 
 
 # ---------------------------------------------------------------- by _ROW_ID
