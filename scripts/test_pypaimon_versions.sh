@@ -21,10 +21,12 @@ fi
 for version in "$@"; do
     venv="$ROOT/.venv-pypaimon-$version"
     start=$SECONDS
-    if [ ! -x "$venv/bin/python" ] || [ .venv/.rowformat-setup -nt "$venv/bin/python" ]; then
+    # made again when run.sh set .venv up anew since
+    if [ ! -f "$venv/.copied" ] || [ .venv/.rowformat-setup -nt "$venv/.copied" ]; then
         rm -rf "$venv"
         cp -a .venv "$venv"
         "$venv/bin/python" -m pip install -q "pypaimon==$version"
+        touch "$venv/.copied"
     fi
     got="$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('pypaimon'))")"
     [ "$got" = "$version" ] || { echo "$venv has pypaimon $got, not $version" >&2; exit 1; }
