@@ -98,7 +98,6 @@ def _from_path(path: str):
 def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
     """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
     ``tag``, the table as of that snapshot (its schema and files)."""
-    _pypaimon_table_class()
     if not is_table(path):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     if snapshot_id is not None and tag is not None:
