@@ -12,6 +12,7 @@ from .block_index import BlockIndex
 from .reader import RowFileReader
 from .writer import RowFileWriter
 from .verify import Problem, VerifyReport, verify
+from .dataset import BlockShuffleSampler, RowDataset
 from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,
                    BlobPlaceholder, PLACEHOLDER, is_blob_descriptor)
 

@@ -12,6 +12,7 @@ import warnings
 import pyarrow as pa
 import pytest
 
+import rowformat
 import rowformat.paimon as rp
 from rowformat.paimon import _patches, _reader
 from rowformat.paimon import tables as tb
@@ -282,3 +283,20 @@ def test_readme_paimon_example_writes_and_reads_through_rowformat(tmp_path):
     # (the FCS flag bits and Single_Segment clear, else a content size follows)
     assert head[:4] == b"\x28\xb5\x2f\xfd" and head[4] & 0xE0 == 0
 
+
+
+def test_row_dataset_over_an_append_table_is_pypaimons_rows(wh):
+    t, _ = _append_table(wh, n=900)
+    extra = pa.table({"id": pa.array(range(900, 1000), pa.int64()),
+                      "s": [f"v{i}" for i in range(900, 1000)]})
+    write(t, extra)
+    stock = read(t)                        # pypaimon's rows, in its file order
+    ds = rowformat.RowDataset(os.path.join(wh.root, "db.db", "t"))
+    assert len(ds) == 1000
+    rows = ds.take(list(range(999, -1, -1)))
+    assert sorted(rows.to_pylist(), key=lambda r: r["id"]) == sort(stock, "id").to_pylist()
+    pk = wh.create("pk", pa.schema([pa.field("k", pa.int64(), False)]), primary_keys=["k"],
+                   options={"bucket": 1})
+    write(pk, pa.table({"k": pa.array([1], pa.int64())}))
+    with pytest.raises(rowformat.RowFormatError, match="primary-key"):
+        rowformat.RowDataset(os.path.join(wh.root, "db.db", "pk"))

@@ -1,0 +1,216 @@
+"""Random access to the rows of many ``.row`` files as one sequence, for
+training loops: :class:`RowDataset` (PyTorch's map-style dataset protocol,
+without importing torch) and :class:`BlockShuffleSampler`.
+
+::
+
+    ds = rowformat.RowDataset("/w/db.db/t", columns=["x", "y"])    # a Paimon append table
+    ds = rowformat.RowDataset(["a.row", "b.row"], schema="x INT, y STRING")
+    batch = ds.take([17, 3, 17, 90_000])      # a RecordBatch, rows in the order asked
+    loader = torch.utils.data.DataLoader(
+        ds, batch_size=256, num_workers=2, collate_fn=lambda batch: batch,
+        sampler=rowformat.BlockShuffleSampler(ds, window=8, seed=0))
+
+Row ``i`` of the dataset is row ``i - start`` of the file whose rows start
+at ``start``, the files in the order given (for a table: its snapshot's data
+files by partition, bucket and path). Each process opens its own readers the
+first time it reads, and keeps them (their block caches too) across batches;
+a dataset pickled to DataLoader workers (fork or spawn) carries only paths
+and schemas. Readers release the GIL while they decompress.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from .arrow_types import as_row_type, to_arrow_schema
+from .errors import DatasetError, RowIndexError
+from .reader import RowFileReader
+from .source import as_rows
+from .types import RowType
+
+
+class RowDataset:
+    """The rows of ``source`` as one sequence: a Paimon append table's
+    directory (its latest snapshot's ``.row`` data files, which must hold its
+    current schema), or a list of ``.row`` paths with their ``schema``.
+
+    ``ds[i]`` is one row as a dict; ``ds.take(indices)`` and
+    ``ds.__getitems__(indices)`` (what a PyTorch ``DataLoader`` calls for a
+    batch) one ``RecordBatch`` of those rows in the order asked
+    (``format="numpy"``: a dict of NumPy arrays)."""
+
+    def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
+                 cache_bytes: int = 64 << 20):
+        if isinstance(source, (str, os.PathLike)):
+            files, file_schema = _table_files(os.fspath(source), schema)
+        else:
+            files = [os.fspath(p) for p in source]
+            if schema is None:
+                raise DatasetError("RowDataset: give the schema of the .row files")
+            file_schema = as_row_type(schema)
+        self.files: list[str] = files
+        self.schema: RowType = file_schema
+        self.columns = list(columns) if columns is not None else list(file_schema.names)
+        unknown = [c for c in self.columns if c not in file_schema.names]
+        if unknown:
+            raise DatasetError(f"RowDataset: no column(s) {unknown}; the columns are "
+                               f"{list(file_schema.names)}")
+        full = to_arrow_schema(file_schema)
+        self.arrow_schema = pa.schema([full.field(c) for c in self.columns])
+        self.cache_bytes = cache_bytes
+        self._readers: dict[int, RowFileReader] = {}
+        self._pid = os.getpid()
+        counts, block_starts = [], []
+        offset = 0
+        for i in range(len(files)):
+            r = self._reader(i)
+            counts.append(r.num_rows)
+            block_starts.append(r.block_index.row_starts.astype(np.int64) + offset)
+            offset += r.num_rows
+        self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        # the first row of every block of every file, as dataset rows
+        self.block_starts: np.ndarray = (np.concatenate(block_starts) if block_starts
+                                         else np.zeros(0, np.int64))
+
+    # -- the sequence ------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    def __getitem__(self, i: int) -> dict:
+        """Row ``i`` as a dict of Python values."""
+        return self.take([i]).to_pylist()[0]
+
+    def __getitems__(self, indices) -> pa.RecordBatch:
+        """The rows ``indices`` as one RecordBatch (a DataLoader's batch fetch)."""
+        return self.take(indices)
+
+    def take(self, indices, format: str = "arrow") -> Any:
+        """The rows ``indices``, in the order given (duplicates allowed), as a
+        RecordBatch (``format="arrow"``) or a dict of NumPy arrays
+        (``format="numpy"``). Each file is read once, for all its rows asked."""
+        if format not in ("arrow", "numpy"):
+            raise ValueError(f"format must be 'arrow' or 'numpy', got {format!r}")
+        rows = as_rows(indices, len(self), "indices")
+        file_of = np.searchsorted(self._starts, rows, side="right") - 1
+        order = np.argsort(file_of, kind="stable")
+        parts = []
+        for f in np.unique(file_of).tolist():
+            picked = order[file_of[order] == f]
+            local = rows[picked] - self._starts[f]
+            try:
+                parts.append(self._reader(f).take(local, self.columns))
+            except RowIndexError as e:
+                raise RowIndexError(f"{self.files[f]}: {e}") from None
+        table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
+        # the rows are grouped by file: put them back in the order asked
+        table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+        batch = _one_batch(table, self.arrow_schema)
+        if format == "numpy":
+            return {name: col.to_numpy(zero_copy_only=False)
+                    for name, col in zip(batch.schema.names, batch.columns)}
+        return batch
+
+    # -- readers, one set per process ----------------------------------------
+    def _reader(self, f: int) -> RowFileReader:
+        if self._pid != os.getpid():        # a forked worker: its own readers
+            self._readers, self._pid = {}, os.getpid()
+        r = self._readers.get(f)
+        if r is None:
+            r = self._readers[f] = RowFileReader(self.files[f], self.schema,
+                                                 cache_bytes=self.cache_bytes)
+        return r
+
+    def close(self) -> None:
+        """Closes this process's readers (they reopen when read again)."""
+        readers, self._readers = self._readers, {}
+        for r in readers.values():
+            r.close()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_readers"] = {}              # paths travel, open files do not
+        return state
+
+    def __repr__(self) -> str:
+        return (f"<RowDataset: {len(self)} rows in {len(self.files)} files, "
+                f"columns {self.columns}>")
+
+
+def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
+    batches = table.to_batches()
+    if not batches:
+        return pa.RecordBatch.from_pylist([], schema=schema)
+    return batches[0]
+
+
+def _table_files(path: str, schema) -> tuple[list[str], RowType]:
+    from .paimon import tables
+    if schema is not None:
+        raise DatasetError("RowDataset: a Paimon table's schema is its own; give no schema")
+    table, _ = tables.pin(path)
+    if table.primary_keys:
+        raise DatasetError(f"{path} is a primary-key table: its rows are merged from several "
+                           f"files on read; RowDataset reads append tables")
+    schema_id = table.table_schema.id
+    files = []
+    for d in tables.data_files(table):
+        if d.format != "row":
+            raise DatasetError(f"{path}: data file {d.path} is not a .row file")
+        if d.schema_id != schema_id or d.meta.write_cols is not None:
+            raise DatasetError(f"{path}: data file {d.path} was written with another schema "
+                               f"or a subset of the columns")
+        if getattr(d.meta, "delete_row_count", 0):
+            raise DatasetError(f"{path}: data file {d.path} has deleted rows")
+        files.append(d.path)
+    return files, tables.row_type(table)
+
+
+class BlockShuffleSampler:
+    """Indices of a :class:`RowDataset` in an order that reads each block
+    about once per epoch: the blocks in a random order, and the rows of each
+    window of ``window`` consecutive blocks (in that order) shuffled together.
+
+    Seeded and per epoch (``set_epoch``, as PyTorch's DistributedSampler),
+    and shardable: with ``world_size`` ranks, rank ``r`` gets every
+    ``world_size``-th block of the epoch's order, so the shards are disjoint
+    and cover every row once. The trade-off against a full shuffle: a batch
+    holds rows of at most ``window`` blocks (of about a block's row count
+    each), so rows stored together stay near each other in an epoch; a
+    larger window mixes more and holds more decoded blocks in the reader's
+    cache at once."""
+
+    def __init__(self, dataset: RowDataset, window: int = 16, seed: int = 0,
+                 rank: int = 0, world_size: int = 1):
+        if window < 1:
+            raise ValueError(f"window must be at least 1, got {window}")
+        if world_size < 1 or not 0 <= rank < world_size:
+            raise ValueError(f"rank {rank} is not in [0, world_size={world_size})")
+        starts = dataset.block_starts
+        self._bounds = np.append(starts, len(dataset)).astype(np.int64)
+        self.window, self.seed, self.rank, self.world_size = window, seed, rank, world_size
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def _blocks(self) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, self.epoch])
+        order = rng.permutation(len(self._bounds) - 1)
+        return order[self.rank::self.world_size]
+
+    def __len__(self) -> int:
+        blocks = self._blocks()
+        return int((self._bounds[blocks + 1] - self._bounds[blocks]).sum())
+
+    def __iter__(self) -> Iterator[int]:
+        rng = np.random.default_rng([self.seed, self.epoch, self.rank + 1])
+        blocks = self._blocks()
+        for lo in range(0, len(blocks), self.window):
+            rows = np.concatenate([np.arange(self._bounds[b], self._bounds[b + 1])
+                                   for b in blocks[lo:lo + self.window]])
+            rng.shuffle(rows)
+            yield from rows.tolist()

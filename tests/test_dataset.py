@@ -1,0 +1,153 @@
+"""RowDataset and BlockShuffleSampler: batches equal the rows asked for, in
+order, across files and with duplicates; the sampler visits every row once
+per epoch, by blocks; the dataset pickles to DataLoader workers."""
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import rowformat
+from rowformat.dataset import BlockShuffleSampler, RowDataset
+
+SCHEMA = "id BIGINT, s STRING, x DOUBLE, arr ARRAY<INT>"
+
+
+def _file(path, start, n):
+    rows = pa.table({
+        "id": pa.array(range(start, start + n), pa.int64()),
+        "s": [None if i % 7 == 0 else f"v{i}" * (i % 5) for i in range(start, start + n)],
+        "x": pa.array([i / 3 if i % 11 else None for i in range(start, start + n)], pa.float64()),
+        "arr": [None if i % 13 == 0 else list(range(i % 4)) for i in range(start, start + n)],
+    }, schema=rowformat.to_arrow_schema(rowformat.schema(SCHEMA)))
+    with rowformat.RowFileWriter(path, SCHEMA, block_size=1024) as w:
+        w.write(rows)
+    return rows
+
+
+@pytest.fixture
+def files(tmp_path):
+    sizes = [1500, 1, 0, 2300]
+    paths, tables, start = [], [], 0
+    for k, n in enumerate(sizes):
+        p = str(tmp_path / f"f{k}.row")
+        tables.append(_file(p, start, n))
+        paths.append(p)
+        start += n
+    return paths, pa.concat_tables(tables)
+
+
+def test_take_is_the_rows_asked_in_order(files):
+    paths, ref = files
+    ds = RowDataset(paths, schema=SCHEMA)
+    assert len(ds) == ref.num_rows == 3801
+    rng = np.random.default_rng(1)
+    for idx in ([0], [3800], [1500, 1499, 1501], rng.integers(0, 3801, 256),
+                [5, 5, 3000, 5, 1500], []):
+        got = ds.take(idx)
+        assert isinstance(got, pa.RecordBatch)
+        assert got.schema == ref.schema
+        assert got.to_pylist() == ref.take(pa.array(idx, pa.int64())).to_pylist()
+        assert got.column("id").to_pylist() == [int(i) for i in idx]
+    assert ds[1500] == ref.slice(1500, 1).to_pylist()[0]
+    assert ds.__getitems__([7, 1]).column("id").to_pylist() == [7, 1]
+
+
+def test_columns_and_numpy(files):
+    paths, ref = files
+    ds = RowDataset(paths, schema=SCHEMA, columns=["x", "id"])
+    out = ds.take([10, 2000, 11], format="numpy")
+    assert list(out) == ["x", "id"]
+    assert out["id"].tolist() == [10, 2000, 11]
+    np.testing.assert_array_equal(out["x"], np.array([10 / 3, 2000 / 3, np.nan]))
+
+
+def test_bad_indices_and_columns(files):
+    paths, _ = files
+    ds = RowDataset(paths, schema=SCHEMA)
+    with pytest.raises(rowformat.RowIndexError):
+        ds.take([3801])
+    with pytest.raises(rowformat.RowIndexError):
+        ds.take([-1])
+    with pytest.raises(rowformat.RowFormatError, match="no column"):
+        RowDataset(paths, schema=SCHEMA, columns=["nope"])
+    with pytest.raises(rowformat.RowFormatError, match="schema"):
+        RowDataset(paths)
+
+
+def test_pickles_without_open_files_and_reopens(files):
+    paths, ref = files
+    ds = RowDataset(paths, schema=SCHEMA)
+    ds.take([1, 2000])
+    copy = pickle.loads(pickle.dumps(ds))
+    assert copy._readers == {}
+    assert copy.take([3000, 1]).equals(ds.take([3000, 1]))
+
+
+def test_sampler_visits_each_row_once_per_epoch_by_blocks(files):
+    paths, _ = files
+    ds = RowDataset(paths, schema=SCHEMA)
+    assert len(ds.block_starts) > 4
+    s = BlockShuffleSampler(ds, window=2, seed=3)
+    first = list(s)
+    assert sorted(first) == list(range(len(ds))) and len(s) == len(ds)
+    assert list(s) == first                           # same seed, same epoch
+    s.set_epoch(1)
+    assert list(s) != first and sorted(s) == list(range(len(ds)))
+    assert list(BlockShuffleSampler(ds, window=2, seed=4)) != first
+    # a window of 2 blocks: each stretch of rows comes from at most 2 blocks
+    bounds = np.append(ds.block_starts, len(ds))
+    block_of = np.searchsorted(bounds, first, side="right") - 1
+    sizes = np.diff(bounds)
+    pos = 0
+    for lo in range(0, len(bounds) - 1, 2):
+        order = np.random.default_rng([3, 0]).permutation(len(bounds) - 1)[lo:lo + 2]
+        n = int(sizes[order].sum())
+        assert set(block_of[pos:pos + n].tolist()) == set(order.tolist())
+        pos += n
+
+
+def test_sampler_shards_are_disjoint_and_cover(files):
+    paths, _ = files
+    ds = RowDataset(paths, schema=SCHEMA)
+    shards = [list(BlockShuffleSampler(ds, window=3, seed=9, rank=r, world_size=3))
+              for r in range(3)]
+    seen = [i for s in shards for i in s]
+    assert sorted(seen) == list(range(len(ds)))
+    with pytest.raises(ValueError):
+        BlockShuffleSampler(ds, rank=3, world_size=3)
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_dataloader_workers_return_every_row(files, tmp_path, context):
+    pytest.importorskip("torch")
+    paths, _ = files
+    code = textwrap.dedent(f"""
+        import os, pickle, sys
+        from torch.utils.data import DataLoader
+        from rowformat.dataset import BlockShuffleSampler, RowDataset
+        import probe
+        ds = RowDataset({paths!r}, schema={SCHEMA!r}, columns=["id"])
+        loader = DataLoader(ds, batch_size=256, num_workers=2, collate_fn=probe.ids,
+                            sampler=BlockShuffleSampler(ds, window=2, seed=1),
+                            multiprocessing_context={context!r})
+        ids, pids = [], set()
+        for batch_ids, pid in loader:
+            ids += batch_ids
+            pids.add(pid)
+        print(len(ids), sorted(ids) == list(range(len(ds))), len(pids - {{os.getpid()}}))
+    """)
+    (tmp_path / "probe.py").write_text(textwrap.dedent("""
+        import os
+        def ids(batch):
+            return batch.column("id").to_pylist(), os.getpid()
+    """))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["3801", "True", "2"]
