@@ -148,22 +148,29 @@ def row_number(i, n: int, name: str) -> int:
     return i
 
 
-def few_rows(rows, most: int, n: int, what: str) -> list[int] | None:
+def _outside(what: str, row: int, n: int, name: str | None) -> RowIndexError:
+    where = "" if name is None else f"{name}: "
+    return RowIndexError(f"{where}{what} contains row {row}, outside [0, {n})")
+
+
+def few_rows(rows, most: int, n: int, what: str, name: str | None = None) -> list[int] | None:
     """``rows`` itself when it is a list of at most ``most`` Python ints, each
     checked to lie in [0, n); else None (as_rows then converts it). A
-    lookup's row numbers skip numpy, whose per-call costs are microseconds."""
+    lookup's row numbers skip numpy, whose per-call costs are microseconds.
+    ``name`` (the file's) leads the message of a row outside."""
     if type(rows) is not list or len(rows) > most:
         return None
     for i in rows:
         if type(i) is not int:
             return None
         if i < 0 or i >= n:
-            raise RowIndexError(f"{what} contains row {i}, outside [0, {n})")
+            raise _outside(what, i, n, name)
     return rows
 
 
-def as_rows(rows, n: int, what: str) -> np.ndarray:
-    """Row numbers as an int64 array, checked to lie in [0, n)."""
+def as_rows(rows, n: int, what: str, name: str | None = None) -> np.ndarray:
+    """Row numbers as an int64 array, checked to lie in [0, n) (``name`` as
+    in :func:`few_rows`)."""
     if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
         arr = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
     elif isinstance(rows, np.ndarray):
@@ -188,6 +195,5 @@ def as_rows(rows, n: int, what: str) -> np.ndarray:
             small = arr.tolist()
             lo, hi = min(small), max(small)
         if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")
+            raise _outside(what, lo if lo < 0 else hi, n, name)
     return arr

@@ -36,7 +36,7 @@ from typing import Any, Iterator, List, Optional
 
 import pyarrow as pa
 
-from ..errors import CorruptFileError, RowFormatError
+from ..errors import CorruptFileError, RowFormatError, RowIndexError
 from ..reader import RowFileReader
 from . import _types
 
@@ -150,7 +150,7 @@ def make_reader_class(stock: type) -> type:
         def read_arrow_batch(self) -> Optional[pa.RecordBatch]:
             try:
                 return next(self._batches, None)
-            except CorruptFileError as e:
+            except (CorruptFileError, RowIndexError) as e:
                 raise _with_path(e, self._file_path) from e
 
         def close(self):
