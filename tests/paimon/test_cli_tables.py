@@ -8,8 +8,10 @@ import sys
 import pyarrow as pa
 import pytest
 
-from rowformat import cli
+import rowformat.paimon as rp
+from rowformat import CorruptFileError, cli
 
+from .._fifo import call_guarded, make_fifo
 from ._tables import read, sort, write
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.float64()),
@@ -100,6 +102,28 @@ def test_verify_names_a_corrupt_file(capfd, append):
     assert code == 1
     report = json.loads(out)
     assert [f["file"] for f in report["files"] if not f["ok"]] == [victim]
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "directory"])
+def test_data_file_that_is_not_a_regular_file(capfd, append, kind):
+    """verify, cat and an accelerated read of a table whose data file is a
+    named pipe (which used to block forever) or a directory: an error naming
+    the file, at once (issue 28, item 3)."""
+    wh, path = append
+    victim = wh.data_files("app")[0]
+    if kind == "named pipe":
+        make_fifo(victim)
+    else:
+        os.unlink(victim)
+        os.mkdir(victim)
+    said = f"{victim}: is a {kind}, not a regular file"
+    for argv in (["verify", path], ["cat", path]):
+        result = {}
+        assert call_guarded(lambda: result.update(zip("coe", run(capfd, *argv))), victim) is None
+        assert result["c"] == 1 and said in result["e"], (argv, result)
+    rp.accelerate()
+    error = call_guarded(lambda: read(wh.table("app")), victim)
+    assert isinstance(error, CorruptFileError) and said in str(error)
 
 
 def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):
