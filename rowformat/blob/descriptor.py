@@ -121,8 +121,11 @@ class BlobDescriptor:
         f = os.fdopen(open_regular(self.local_path()), "rb")
         try:
             size = os.fstat(f.fileno()).st_size
+            if self.offset > size:
+                raise BlobDescriptorError(f"{self.uri}: descriptor offset {self.offset} is past "
+                                          f"the end of the {size}-byte file")
             length = size - self.offset if self.length == -1 else self.length
-            if self.offset > size or length > size - self.offset:
+            if length > size - self.offset:
                 raise BlobDescriptorError(
                     f"{self.uri}: descriptor range [{self.offset}, {self.offset + length}) passes "
                     f"the end of the {size}-byte file")

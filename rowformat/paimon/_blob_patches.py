@@ -72,4 +72,4 @@ def plan() -> list[tuple[Any, str, Any, Any]]:
         _expect("BlobFormatWriter(" in _source(fn),
                 f"{qualname} does not write through BlobFormatWriter")
         patches.append((module, "BlobFormatWriter", stock_writer, ours))
-    return patches
+    return patches + _blob_writer.reference_patches()

@@ -501,3 +501,30 @@ def test_reused_worker_freezes_the_loaded_modules_once():
                          capture_output=True, text=True, check=True).stdout.split()
     assert int(out[0]) > 10000 and out[0] == out[1]  # once
     assert out[2] == "pypaimon.read.reader.format_row_reader"   # acceleration left off
+
+
+def test_blob_values_that_are_descriptors_stay_bytes(spark, tmp_path):
+    """Issue 28, item 1: user bytes that happen to be a blob descriptor no
+    longer make the executors copy the file they name into the table;
+    blobReferenceRoots makes references an explicit choice, and bounds them."""
+    from rowformat.blob import BlobDescriptor
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"executor secret " * 16)
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (allowed / "ok.bin").write_bytes(b"0123456789")
+    sneaky = BlobDescriptor(str(secret), 0, -1).serialize()
+    meant = BlobDescriptor(str(allowed / "ok.bin"), 2, 5).serialize()
+    path = str(tmp_path / "blobs")
+    df = spark.createDataFrame([(1, sneaky), (2, b"plain")], "id long, b binary")
+    df.write.format(FORMAT).option("paimonSchema", "id BIGINT, b BLOB") \
+        .option("paimon.row-tracking.enabled", "true") \
+        .option("paimon.data-evolution.enabled", "true").mode("append").save(path)
+    assert stock_read(path).sort_by("id").column("b").to_pylist() == [sneaky, b"plain"]
+    spark.createDataFrame([(3, meant)], "id long, b binary").write.format(FORMAT) \
+        .option("blobReferenceRoots", str(allowed)).mode("append").save(path)
+    assert stock_read(path).sort_by("id").column("b").to_pylist() == [sneaky, b"plain", b"23456"]
+    with pytest.raises(Exception, match="not under the directories"):
+        df.write.format(FORMAT).option("blobReferenceRoots", str(allowed)) \
+            .mode("append").save(path)
+    assert stock_read(path).num_rows == 3
