@@ -126,6 +126,43 @@ def test_data_file_that_is_not_a_regular_file(capfd, append, kind):
     assert isinstance(error, CorruptFileError) and said in str(error)
 
 
+EVIL = "data-\x1b[2K\r\nok forged\u202e.row"
+EVIL_SHOWN = "data-\\x1b[2K\\r\\nok forged\\u202e.row"
+
+
+def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
+    """Issue 28, item 10: whoever writes a table's metadata chooses its
+    partition values and data file names; inspect and verify print them
+    escaped, so they cannot forge result lines or drive the terminal."""
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = wh.create("evil", schema, partition_keys=["p"])
+    write(t, pa.table({"id": [1], "p": ["a\x1b[31m\nok forged"]}, schema=schema))
+    path = os.path.join(wh.root, "db.db", "evil")
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0 and "p=a\\x1b[31m\\nok forged" in out
+    # a data file name as the manifest could give it
+    from rowformat.cli import paimon_tables as pt
+    [real] = wh.data_files("evil")
+    evil = os.path.join(os.path.dirname(real), EVIL)
+    os.rename(real, evil)
+    named = pt.data_files
+    monkeypatch.setattr(pt, "data_files", lambda *a: [dict(d, path=evil) for d in named(*a)])
+    shown = os.path.join(os.path.dirname(real), EVIL_SHOWN)
+    code, out, _ = run(capfd, "verify", path)
+    assert code == 0 and out.splitlines() == [f"ok {shown}: 1 rows in 1 blocks",
+                                              f"ok {path} (snapshot 1): 1 .row data file(s)"]
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0 and EVIL_SHOWN in out
+    with open(evil, "r+b") as f:
+        f.truncate(10)
+    code, out, _ = run(capfd, "verify", path)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 3 and lines[0].startswith(f"{shown}: file: ")
+    assert lines[1:] == [f"FAILED {shown}: 1 problem(s)",
+                         f"FAILED {path} (snapshot 1): 1 of 1 .row data file(s) have problems"]
+    assert not any(c in out for c in "\x1b\r\u202e")
+
+
 def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):
     # Verifying with the bare columns (no _KEY_/_SEQUENCE_NUMBER/_VALUE_KIND)
     # must fail: the layout matters.
