@@ -84,11 +84,11 @@ class ReferencePolicy:
 NO_REFERENCES = ReferencePolicy(False)
 
 
-def descriptor_bytes(value) -> Optional[bytes]:
+def descriptor_bytes(value, serde: Any) -> Optional[bytes]:
     """``value`` as bytes, when it is a BLOB value pypaimon's conversions
     would take for a descriptor (bytes, bytearray, str or an Arrow scalar of
-    them, starting with a descriptor's magic); else None."""
-    serde = importlib.import_module("pypaimon.table.row.blob").BlobDescriptorSerde
+    them, starting with a descriptor's magic: ``serde.is_descriptor``, given
+    pypaimon's BlobDescriptorSerde); else None."""
     if hasattr(value, "as_py"):
         value = value.as_py()
     if isinstance(value, str):
@@ -105,7 +105,7 @@ def make_to_blob(stock: Any):
     blob_mod = importlib.import_module("pypaimon.table.row.blob")
 
     def _to_blob(self, col_data):
-        data = descriptor_bytes(col_data)
+        data = descriptor_bytes(col_data, blob_mod.BlobDescriptorSerde)
         if data is None:
             return stock(self, col_data)
         policy = getattr(self, "_rowformat_references", NO_REFERENCES)
@@ -178,10 +178,11 @@ class _LazyStream:
             stream.close()
 
 
-def _local_reference(blob) -> Optional[BlobDescriptor]:
-    """A pypaimon Blob that references a local file, as rowformat's
-    BlobDescriptor (the writer copies exactly its range, from a regular
-    file); None for other Blobs, which are read through pypaimon."""
+def _local_reference(blob, local_file_io: type) -> Optional[BlobDescriptor]:
+    """A pypaimon Blob that references a local file (a ``file:`` uri, or a
+    plain path read through ``local_file_io``, pypaimon's LocalFileIO), as
+    rowformat's BlobDescriptor: the writer copies exactly its range, from a
+    regular file. None for other Blobs, which are read through pypaimon."""
     to_descriptor = getattr(blob, "to_descriptor", None)
     if to_descriptor is None:
         return None
@@ -189,9 +190,12 @@ def _local_reference(blob) -> Optional[BlobDescriptor]:
         d = to_descriptor()
     except Exception:           # a Blob that has no descriptor
         return None
-    if urlparse(d.uri).scheme not in ("", "file"):
-        return None
-    return BlobDescriptor(d.uri, d.offset, d.length)
+    scheme = urlparse(d.uri).scheme
+    file_io = getattr(getattr(blob, "uri_reader", None), "file_io", None)
+    if scheme == "file" or (scheme == "" and (file_io is None
+                                              or isinstance(file_io, local_file_io))):
+        return BlobDescriptor(d.uri, d.offset, d.length)
+    return None
 
 
 def make_blob_writer_class(stock: Any) -> type:
@@ -200,6 +204,7 @@ def make_blob_writer_class(stock: Any) -> type:
     blob_mod = importlib.import_module("pypaimon.table.row.blob")
     types_mod = importlib.import_module("pypaimon.schema.data_types")
     Blob, BlobData, PaimonDescriptor = blob_mod.Blob, blob_mod.BlobData, blob_mod.BlobDescriptor
+    local_file_io = importlib.import_module("pypaimon.filesystem.local_file_io").LocalFileIO
     placeholders = ((Blob.PLACE_HOLDER, "BLOB"), (Blob.ARRAY_PLACE_HOLDER, "ARRAY"),
                     (Blob.MAP_PLACE_HOLDER, "MAP"))
 
@@ -284,7 +289,7 @@ def make_blob_writer_class(stock: Any) -> type:
             def source(blob):
                 if isinstance(blob, BlobData):
                     return blob.to_data()
-                local = _local_reference(blob)
+                local = _local_reference(blob, local_file_io)
                 if local is not None:       # copied by rowformat: bounded, regular files only
                     return local
                 streams.append(_LazyStream(blob))
@@ -317,7 +322,7 @@ def make_blob_writer_class(stock: Any) -> type:
         @staticmethod
         def _to_blob(col_data, uri_reader_factory=None):
             # FileIO.write_blob knows no table, so no ReferencePolicy: never a reference
-            data = descriptor_bytes(col_data)
+            data = descriptor_bytes(col_data, blob_mod.BlobDescriptorSerde)
             return BlobData(data) if data is not None else stock._to_blob(col_data,
                                                                           uri_reader_factory)
 
