@@ -123,6 +123,7 @@ class RangeStream(io.RawIOBase):
     def _checksum(self, data) -> None:
         """Adds ``data``, the bytes at the checksummed frontier, to the CRC;
         calls ``finish`` once the whole range is in it."""
+        assert self._crc is not None        # called only for a checksummed stream
         self._crc = zlib.crc32(data, self._crc)
         self._crc_pos += len(data)
         if self._crc_pos == self._length and self._finish is not None:

@@ -60,7 +60,7 @@ def local_path(file_io: Any, path: str) -> Optional[str]:
     return None
 
 
-def _with_path(e: CorruptFileError, file_path: str) -> CorruptFileError:
+def _with_path(e: RowFormatError, file_path: str) -> RowFormatError:
     if file_path in str(e):
         return e
     err = type(e).__new__(type(e))
