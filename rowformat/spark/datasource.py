@@ -176,7 +176,7 @@ class Sources:
                     raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "
                                        f"schema/ directory) nor a directory of .row files")
                 files += found
-            elif os.path.isfile(p):
+            elif os.path.exists(p):     # a file, or what the reader refuses naming it (a pipe)
                 files.append(p)
             else:
                 raise FileNotFoundError(f"{FORMAT_NAME}: {p} does not exist")

@@ -528,3 +528,21 @@ def test_blob_values_that_are_descriptors_stay_bytes(spark, tmp_path):
         df.write.format(FORMAT).option("blobReferenceRoots", str(allowed)) \
             .mode("append").save(path)
     assert stock_read(path).num_rows == 3
+
+
+def test_a_named_pipe_for_a_data_file_fails_the_task_at_once(spark, tmp_path):
+    """Issue 28, item 3: a task reading a table whose data file is a named
+    pipe used to block forever (cancelling the job did not free it); now it
+    fails at once, naming the file. Bare .row files the same."""
+    from tests._fifo import call_guarded, make_fifo
+    path = str(tmp_path / "piped")
+    spark.range(0, 100, 1, 1).selectExpr("id").write.format(FORMAT).mode("append").save(path)
+    [victim] = [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs
+                if f.startswith("data-") and f.endswith(".row")]
+    make_fifo(victim)
+    said = f"{victim}: is a named pipe, not a regular file"
+    for load in (lambda: spark.read.format(FORMAT).load(path).collect(),
+                 lambda: spark.read.format(FORMAT).option("paimonSchema", "id BIGINT")
+                 .load(victim).collect()):
+        error = call_guarded(load, victim)
+        assert error is not None and said in str(error)
