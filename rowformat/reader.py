@@ -430,9 +430,10 @@ class RowFileReader:
             return None
         if isinstance(selection, range) and selection.step == 1:
             if selection and not (0 <= selection.start and selection.stop <= self.num_rows):
-                raise RowIndexError(f"selection {selection} outside [0, {self.num_rows})")
+                raise RowIndexError(f"{self.name}: selection {selection} outside "
+                                    f"[0, {self.num_rows})")
             return selection
-        rows = as_rows(selection, self.num_rows, "selection")
+        rows = as_rows(selection, self.num_rows, "selection", self.name)
         if len(rows) > 1 and not np.all(rows[1:] > rows[:-1]):
             rows = np.unique(rows)
         return rows
@@ -493,10 +494,10 @@ class RowFileReader:
     def take(self, row_numbers, columns=None) -> pa.Table:
         """The rows ``row_numbers``, in the order given (duplicates allowed)."""
         positions = self._column_positions(columns)
-        few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers")
+        few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers", self.name)
         if few is not None:
             return self._take_inline(self._list_runs(few), positions)
-        rows = as_rows(row_numbers, self.num_rows, "row_numbers")
+        rows = as_rows(row_numbers, self.num_rows, "row_numbers", self.name)
         if len(rows) <= SMALL_TAKE:
             return self._take_inline(self._list_runs(rows.tolist()), positions)
         runs = self._inline_runs(rows)

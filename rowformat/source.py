@@ -6,6 +6,7 @@ from __future__ import annotations
 import mmap
 import operator
 import os
+import stat
 import threading
 
 import numpy as np
@@ -13,6 +14,38 @@ import pyarrow as pa
 
 from . import fs
 from .errors import CorruptFileError, RowIndexError
+
+
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_NOCTTY", 0))
+_NOT_REGULAR = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket")]
+
+
+def open_regular(path) -> int:
+    """A read-only descriptor of the regular file ``path``. It is opened
+    without blocking (a named pipe without a writer would block the open,
+    and its reads, forever) and refused with a :class:`CorruptFileError`
+    naming it unless it is a regular file: a named pipe, a device, a
+    directory or a socket where a file should be. Missing or unreadable
+    files raise the OSError ``os.open`` raises."""
+    name = os.fsdecode(path)
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except IsADirectoryError:       # where opening a directory read-only fails
+        raise CorruptFileError(f"{name}: is a directory, not a regular file") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((k for test, k in _NOT_REGULAR if test(mode)), "not a file")
+            raise CorruptFileError(f"{name}: is {kind}, not a regular file")
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Source:
@@ -40,7 +73,7 @@ class Source:
             self.size = self._file.seek(0, os.SEEK_END)
         elif isinstance(path_or_file, (str, bytes, os.PathLike)):
             self.name = os.fsdecode(path_or_file)
-            self._fd = os.open(path_or_file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            self._fd = open_regular(path_or_file)
             self.size = os.fstat(self._fd).st_size
             if memory_map and self.size:
                 try:
@@ -148,22 +181,29 @@ def row_number(i, n: int, name: str) -> int:
     return i
 
 
-def few_rows(rows, most: int, n: int, what: str) -> list[int] | None:
+def _outside(what: str, row: int, n: int, name: str | None) -> RowIndexError:
+    where = "" if name is None else f"{name}: "
+    return RowIndexError(f"{where}{what} contains row {row}, outside [0, {n})")
+
+
+def few_rows(rows, most: int, n: int, what: str, name: str | None = None) -> list[int] | None:
     """``rows`` itself when it is a list of at most ``most`` Python ints, each
     checked to lie in [0, n); else None (as_rows then converts it). A
-    lookup's row numbers skip numpy, whose per-call costs are microseconds."""
+    lookup's row numbers skip numpy, whose per-call costs are microseconds.
+    ``name`` (the file's) leads the message of a row outside."""
     if type(rows) is not list or len(rows) > most:
         return None
     for i in rows:
         if type(i) is not int:
             return None
         if i < 0 or i >= n:
-            raise RowIndexError(f"{what} contains row {i}, outside [0, {n})")
+            raise _outside(what, i, n, name)
     return rows
 
 
-def as_rows(rows, n: int, what: str) -> np.ndarray:
-    """Row numbers as an int64 array, checked to lie in [0, n)."""
+def as_rows(rows, n: int, what: str, name: str | None = None) -> np.ndarray:
+    """Row numbers as an int64 array, checked to lie in [0, n) (``name`` as
+    in :func:`few_rows`)."""
     if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
         arr = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
     elif isinstance(rows, np.ndarray):
@@ -188,6 +228,5 @@ def as_rows(rows, n: int, what: str) -> np.ndarray:
             small = arr.tolist()
             lo, hi = min(small), max(small)
         if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise RowIndexError(f"{what} contains row {bad}, outside [0, {n})")
+            raise _outside(what, lo if lo < 0 else hi, n, name)
     return arr

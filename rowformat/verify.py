@@ -271,7 +271,8 @@ def verify(path_or_file, schema, *, max_errors: int = 100,
     (which checks DATE/TIME/TIMESTAMP ranges Arrow does not).
 
     Raises only for unusable arguments: a schema that does not parse, a path
-    that cannot be opened, ``max_errors < 1``."""
+    that cannot be opened (OSError) or is not a regular file
+    (CorruptFileError), ``max_errors < 1``."""
     row_type = as_row_type(schema)
     if max_errors < 1:
         raise ValueError(f"max_errors must be >= 1, got {max_errors}")

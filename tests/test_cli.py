@@ -294,6 +294,31 @@ def test_verify_wrong_schema_is_a_problem(capfd, small):
     assert code == 1
 
 
+EVIL = "evil\x1b[2K\r\nok forged.row\u202e\x9b31m"
+EVIL_SHOWN = "evil\\x1b[2K\\r\\nok forged.row\\u202e\\x9b31m"
+
+
+def test_names_are_printed_escaped(capfd, small, tmp_path):
+    """Issue 28, item 10: a file name with ANSI escapes, a carriage return,
+    a newline, a bidi override or a C1 control prints escaped, so it can
+    neither forge a line of the result nor drive the terminal."""
+    evil = tmp_path / EVIL
+    evil.write_bytes(small.read_bytes())
+    code, out, _ = run(capfd, "inspect", evil)
+    assert code == 0 and f"file               {tmp_path}/{EVIL_SHOWN}" in out.splitlines()
+    code, out, _ = run(capfd, "verify", evil, "-s", SMALL)
+    assert code == 0 and out == f"ok {tmp_path}/{EVIL_SHOWN}: 10 rows in 4 blocks\n"
+    evil.write_bytes(small.read_bytes()[:-3])            # truncated: a problem, and an error
+    code, out, _ = run(capfd, "verify", evil, "-s", SMALL)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 2 and lines[0].startswith("file: not a .row file")
+    assert lines[1] == f"FAILED {tmp_path}/{EVIL_SHOWN}: 1 problem(s)"
+    code, _, err = run(capfd, "cat", evil, "-s", SMALL)
+    assert code == 1 and err.count("\n") == 1 and f"{tmp_path}/{EVIL_SHOWN}" in err
+    for text in (out, err):
+        assert not any(c in text for c in "\x1b\r\u202e\x9b")
+
+
 # -- schema sources ---------------------------------------------------------------------------
 
 def test_schema_from_json_file(capfd, small, tmp_path):

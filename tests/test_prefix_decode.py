@@ -128,6 +128,58 @@ def test_hostile_frames_stay_in_bounds():
             assert p.output() == want
 
 
+def _libzstd_rejects(frame: bytes, n: int) -> bool:
+    """The reader's rule: the frame must decompress to exactly n bytes."""
+    try:
+        return len(zstandard.ZstdDecompressor().decompress(frame, max_output_size=n)) != n
+    except (zstandard.ZstdError, MemoryError):
+        return True
+
+
+def _first_block(frame: bytes) -> tuple[int, int, list[int]]:
+    """Of a frame without content size or dictionary (6 header bytes): its
+    first block's header position and size, and the bits (as positions in
+    the frame, 8 a byte) of its literals section's compressed size."""
+    bh = int.from_bytes(frame[6:9], "little")
+    body = frame[9:9 + (bh >> 3)]
+    assert (bh >> 1) & 3 == 2 and body[0] & 3 == 2, "a compressed block, Huffman literals"
+    hdr = {0: 3, 1: 3, 2: 4, 3: 5}[(body[0] >> 2) & 3]
+    width = {3: 10, 4: 14, 5: 18}[hdr]
+    return 6, bh >> 3, [9 * 8 + k for k in range(4 + width, 4 + 2 * width)]
+
+
+@pytest.mark.parametrize("kind, level, n", [("words", 3, 20000), ("words", 1, 65536),
+                                            ("words", 1, 300_000)])
+def test_damaged_frame_structure_gives_no_prefix(kind, level, n):
+    """Issue 28, item 8: a frame's structure is checked before anything of
+    it is decoded -- every block header, in order up to the last block,
+    inside the frame, the blocks' sizes able to give the block's size; the
+    block's literals section and its streams' sizes against the Huffman
+    table; its sequence stream against the FSE tables. So a truncated frame,
+    a damaged block header or literals size, or a last block that is not
+    marked as such makes the prefix decoder give up (the lookup then goes to
+    libzstd, which reports the error) instead of returning the frame's
+    start. Damage inside the entropy-coded streams can still give a prefix
+    (docs/errors.md, "Prefix lookups")."""
+    data = sample(random.Random(f"{kind}{n}"), n, kind)
+    frame = java_frame(data, level)
+    at, size, literals_size = _first_block(frame)
+    damaged = [frame[:cut] for cut in range(at + 3 + size, len(frame), 97)]
+    for bit in list(range(at * 8, at * 8 + 24)) + literals_size:
+        bad = bytearray(frame)
+        bad[bit // 8] ^= 1 << bit % 8
+        damaged.append(bytes(bad))
+    rejected, decoded_in_part = 0, []
+    for bad in damaged:
+        if not _libzstd_rejects(bad, n):
+            continue
+        rejected += 1
+        p = PrefixBlock(bad, n, 0)
+        if not p.failed and p.advance(200) >= 0:
+            decoded_in_part.append(bad)
+    assert rejected >= 20 and len(decoded_in_part) == 0
+
+
 # -- Huffman lanes: frames built here, with chosen code lengths -------------
 #
 # The decoder splits a Huffman stream into lanes at guessed bit positions and
@@ -376,6 +428,32 @@ def test_corrupt_frame_names_the_block(rows_file, tmp_path):
         with pytest.raises(CorruptFileError, match=r"bad\.row: block 2"):
             r.take([start + 1])
         assert r.get(0) is not None
+
+
+def test_lookup_in_a_frame_of_damaged_structure_raises(rows_file, tmp_path):
+    """Issue 28, item 8, through the reader: a lookup with prefix_lookups in
+    a block whose block header or literals size is damaged raises what the
+    full read raises, instead of returning the block's first rows."""
+    path, _, _ = rows_file
+    good = path.read_bytes()
+    with RowFileReader(path, SCHEMA) as r:
+        offset, size, usize, _ = r._blocks[2]
+        start = r._starts_list[2]
+    frame = good[offset:offset + size]
+    at, _, literals_size = _first_block(frame)
+    checked = 0
+    for bit in list(range(at * 8, at * 8 + 24)) + literals_size:
+        data = bytearray(good)
+        data[offset + bit // 8] ^= 1 << bit % 8
+        if not _libzstd_rejects(bytes(data[offset:offset + size]), usize):
+            continue
+        checked += 1
+        bad = tmp_path / "bad.row"
+        bad.write_bytes(bytes(data))
+        with RowFileReader(bad, SCHEMA, prefix_lookups=True, cache_bytes=0) as r:
+            with pytest.raises(CorruptFileError, match=r"bad\.row: block 2"):
+                r.get(start)
+    assert checked >= 10
 
 
 def test_off_by_default(rows_file):

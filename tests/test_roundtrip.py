@@ -2,6 +2,7 @@
 Arrow (write/read/take/iter_batches) and through Python rows (write_rows/get)."""
 import datetime as dt
 import math
+import re
 from decimal import Decimal
 
 import numpy as np
@@ -189,6 +190,12 @@ def test_take_and_selection_edge_cases(tmp_path):
         for bad in ([n], [-1], [3, n + 7]):     # a lookup's list, checked without numpy
             with pytest.raises(rowformat.RowIndexError, match="outside"):
                 r.take(bad)
+        # every path names the file (issue 28, item 11)
+        for call, bad in ((r.take, [-1]), (r.take, np.array([0, n])), (r.take, list(range(n + 1))),
+                          (lambda s: r.read(selection=s), [n]),
+                          (lambda s: r.read(selection=s), range(0, n + 1))):
+            with pytest.raises(rowformat.RowIndexError, match=rf"^{re.escape(str(p))}: .*outside \[0, {n}\)"):
+                call(bad)
         # row numbers of other integer types take the numpy path, to the same rows
         assert r.take([np.int64(5), np.int32(1)]).equals(table.take([5, 1]))
         assert r.take((5, 1)).equals(table.take([5, 1]))

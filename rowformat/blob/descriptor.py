@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from ..errors import BlobDescriptorError
+from ..source import open_regular
 from .stream import RangeStream
 
 MAGIC = 0x424C4F4244455343          # "BLOBDESC"
@@ -113,12 +114,18 @@ class BlobDescriptor:
                                   f"opened, not {parsed.scheme!r}")
 
     def open(self):
-        """A read-only binary file object over the referenced bytes."""
-        f = open(self.local_path(), "rb")
+        """A read-only binary file object over the referenced bytes. The
+        file is opened without blocking and must be a regular file (else
+        :class:`~rowformat.CorruptFileError` naming it), and the range must
+        lie inside its size."""
+        f = os.fdopen(open_regular(self.local_path()), "rb")
         try:
             size = os.fstat(f.fileno()).st_size
+            if self.offset > size:
+                raise BlobDescriptorError(f"{self.uri}: descriptor offset {self.offset} is past "
+                                          f"the end of the {size}-byte file")
             length = size - self.offset if self.length == -1 else self.length
-            if self.offset > size or length > size - self.offset:
+            if length > size - self.offset:
                 raise BlobDescriptorError(
                     f"{self.uri}: descriptor range [{self.offset}, {self.offset + length}) passes "
                     f"the end of the {size}-byte file")

@@ -348,14 +348,14 @@ class BlobFileReader:
         if selection is None:
             rows = np.arange(self.num_rows)
         else:
-            rows = np.unique(as_rows(selection, self.num_rows, "selection"))
+            rows = np.unique(as_rows(selection, self.num_rows, "selection", self.name))
         if self.kind.kind == "BLOB":
             return self._table(self._blob_column(rows))
         return self._arrow(self._values(rows))
 
     def take(self, rows) -> pa.Table:
         """The rows ``rows`` in the order given (duplicates allowed)."""
-        rows = as_rows(rows, self.num_rows, "rows")
+        rows = as_rows(rows, self.num_rows, "rows", self.name)
         if self.kind.kind == "BLOB":
             return self._table(self._blob_column(rows))
         unique, inverse = np.unique(rows, return_inverse=True)

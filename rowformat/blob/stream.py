@@ -2,11 +2,13 @@
 of a file, reading on demand (nothing is held beyond the caller's request).
 
 Used by ``BlobFileReader.open`` and ``BlobDescriptor.open``. When given a
-running CRC, the stream checksums the bytes as they are read in order and
-calls ``finish`` once the last byte of the range has been read, so a blob
-streamed front to back is verified without a second pass. Seeking is free;
-bytes read out of order are simply not checksummed until reading resumes at
-the checksummed frontier.
+running CRC, the stream checksums the range front to back and calls
+``finish`` once its last byte is in the checksum, so a blob streamed front to
+back is verified without a second pass. Seeking is free, and every byte
+handed out is covered whatever the order of reads and seeks: a read that
+reaches past the checksummed frontier first checksums the bytes between the
+frontier and the read (which a forward seek skipped), then the new bytes,
+so reading the range's last byte by any route checks the whole range.
 """
 from __future__ import annotations
 
@@ -107,15 +109,26 @@ class RangeStream(io.RawIOBase):
         return n
 
     def _take(self, n: int) -> bytes:
-        data = self._read_at(self._start + self._pos, n)
-        if self._crc is not None and self._pos == self._crc_pos:
-            self._crc = zlib.crc32(data, self._crc)
-            self._crc_pos += n
-            if self._crc_pos == self._length and self._finish is not None:
-                finish, self._finish = self._finish, None
-                finish(self._crc)
-        self._pos += n
+        pos = self._pos
+        behind = self._crc is not None and pos + n > self._crc_pos
+        while behind and self._crc_pos < pos:     # a forward seek skipped these bytes
+            self._checksum(self._read_at(self._start + self._crc_pos,
+                                         min(DEFAULT_READ, pos - self._crc_pos)))
+        data = self._read_at(self._start + pos, n)
+        if behind:
+            self._checksum(memoryview(data)[self._crc_pos - pos:])
+        self._pos = pos + n
         return data
+
+    def _checksum(self, data) -> None:
+        """Adds ``data``, the bytes at the checksummed frontier, to the CRC;
+        calls ``finish`` once the whole range is in it."""
+        assert self._crc is not None        # called only for a checksummed stream
+        self._crc = zlib.crc32(data, self._crc)
+        self._crc_pos += len(data)
+        if self._crc_pos == self._length and self._finish is not None:
+            finish, self._finish = self._finish, None
+            finish(self._crc)
 
     def _check(self):
         if self.closed:

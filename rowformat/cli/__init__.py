@@ -24,6 +24,7 @@ from .exit_codes import (EXIT_BAD_FILE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK
                          UsageError, is_input_error)
 from .formats import FORMATS
 from .inspect import cmd_inspect, cmd_verify
+from .output import printable
 from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
 from .schema_arg import add_schema_argument
 
@@ -121,17 +122,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     from ..errors import RowFormatError, RowIndexError
     out = sys.stdout
+
+    def say(message) -> None:
+        # messages name files and carry text from them: escaped, one line
+        sys.stderr.write(f"rowformat {args.command}: {printable(message)}\n")
     try:
         return args.func(args, out)
     except UsageError as e:
-        sys.stderr.write(f"rowformat {args.command}: error: {e}\n")
+        say(f"error: {e}")
         return EXIT_USAGE
     except (RowIndexError, KeyError) as e:
-        msg = e.args[0] if e.args else e
-        sys.stderr.write(f"rowformat {args.command}: error: {msg}\n")
+        say(f"error: {e.args[0] if e.args else e}")
         return EXIT_USAGE
     except RowFormatError as e:
-        sys.stderr.write(f"rowformat {args.command}: {e}\n")
+        say(e)
         return EXIT_BAD_FILE
     except BrokenPipeError:
         # The reader of stdout went away (| head): stop quietly.
@@ -141,19 +145,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except OSError as e:     # a missing or unreadable file
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
-        sys.stderr.write(f"rowformat {args.command}: {e.strerror or e}{where}\n")
+        say(f"{e.strerror or e}{where}")
         return EXIT_BAD_FILE
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED
     except Exception as e:
         if is_input_error(e):   # a malformed Parquet, Arrow, CSV or JSON input
-            sys.stderr.write(f"rowformat {args.command}: {e}\n")
+            say(e)
             return EXIT_BAD_FILE
         if args.debug:
             traceback.print_exc()
         else:
-            sys.stderr.write(f"rowformat {args.command}: internal error: {type(e).__name__}: {e}\n"
-                             f"(a bug in rowformat; run with --debug for the traceback)\n")
+            say(f"internal error: {type(e).__name__}: {e}")
+            sys.stderr.write("(a bug in rowformat; run with --debug for the traceback)\n")
         return EXIT_INTERNAL
 

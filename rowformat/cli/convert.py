@@ -14,7 +14,7 @@ from typing import IO
 from .exit_codes import EXIT_OK, UsageError
 from .formats import format_of
 from .input_tables import open_input_table
-from .output import Progress
+from .output import Progress, printable
 from .schema_arg import load_schema
 from .sinks import open_sink
 
@@ -59,5 +59,5 @@ def cmd_convert(args, out: IO[str]) -> int:
     finally:
         src.close()
     if not args.quiet:
-        sys.stderr.write(f"wrote {rows} rows to {args.output}\n")
+        sys.stderr.write(f"wrote {rows} rows to {printable(args.output)}\n")
     return EXIT_OK

@@ -10,7 +10,7 @@ import json
 from typing import IO, Any
 
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK
-from .output import print_table
+from .output import print_table, printable, problem_line
 from .schema_arg import load_schema, require_schema
 
 
@@ -117,11 +117,9 @@ def cmd_verify(args, out: IO[str]) -> int:
     elif ok:
         extra = f": {report.num_rows} rows in {report.num_blocks} blocks" \
             if report.num_rows is not None else ""
-        out.write(f"ok {args.file}{extra}\n")
+        out.write(f"ok {printable(args.file)}{extra}\n")
     else:
         for p in problems:
-            where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
-                                                        ("column", p.column)) if v is not None)
-            out.write(f"{where or 'file'}: {p.message}\n")
-        out.write(f"FAILED {args.file}: {len(problems)} problem(s)\n")
+            out.write(f"{problem_line(p)}\n")
+        out.write(f"FAILED {printable(args.file)}: {len(problems)} problem(s)\n")
     return EXIT_OK if ok else EXIT_BAD_FILE

@@ -14,6 +14,30 @@ from typing import IO, Any, Sequence
 from .exit_codes import UsageError
 
 
+def printable(text: Any) -> str:
+    """``text`` with every character that is not printable escaped as in a
+    Python string literal (``\\n``, ``\\x1b``, ``\\u202e``): control characters,
+    line and paragraph separators, format characters (bidirectional
+    overrides) and undecodable bytes of a file name. Names and messages that
+    come from files or a table's metadata go through it before they are
+    printed, so they can neither start a line of their own (forging a result
+    line) nor drive the terminal."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape",
+                                                      "backslashreplace").decode("ascii")
+                   for c in text)
+
+
+def problem_line(p) -> str:
+    """A verify problem as one printed line: where (block, row, column, or
+    "file") and the message, escaped (:func:`printable`)."""
+    where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
+                                                ("column", p.column)) if v is not None)
+    return printable(f"{where or 'file'}: {p.message}")
+
+
 def _cell(v: Any) -> str:
     if v is None:
         return "null"
@@ -36,14 +60,17 @@ def print_table(header: Sequence[str], rows: Sequence[Sequence[str]], out: IO[st
                 *, right: Sequence[bool] | None = None, title: str | None = None) -> None:
     """A table: rich's on a terminal, plain aligned text otherwise."""
     right = right or [False] * len(header)
+    header = [printable(h) for h in header]
+    rows = [[printable(c) for c in row] for row in rows]
     if _use_rich(out):
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
         table = Table(title=title, show_lines=False)
         for h, r in zip(header, right):
-            table.add_column(h, justify="right" if r else "left", overflow="fold")
+            table.add_column(Text(h), justify="right" if r else "left", overflow="fold")
         for row in rows:
-            table.add_row(*row)
+            table.add_row(*(Text(c) for c in row))     # Text: no rich markup in cells
         Console(file=out).print(table)
         return
     widths = [len(h) for h in header]
@@ -147,6 +174,7 @@ class Progress:
     ``--progress`` asks for it."""
 
     def __init__(self, enabled: bool, total: int | None, label: str):
+        label = printable(label)
         self.enabled, self.total, self.label, self.done = enabled, total, label, 0
         self._rich = None
         self._last = 0.0
@@ -161,7 +189,8 @@ class Progress:
         self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TextColumn("rows"), TimeElapsedColumn(), TimeRemainingColumn(),
                               console=Console(file=sys.stderr), transient=False)
-        self._task = self._rich.add_task(label, total=total)
+        from rich.markup import escape
+        self._task = self._rich.add_task(escape(label), total=total)
         self._rich.start()
 
     def advance(self, rows: int) -> None:

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from ..errors import DatasetError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
-from .output import RowPrinter, print_table
+from .output import RowPrinter, print_table, printable, problem_line
 
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
 
@@ -153,22 +153,20 @@ def cmd_verify_table(args, out: IO[str]) -> int:
     bad = 0
     for d, r in results:
         if r.ok:
-            out.write(f"ok {d.path}: {r.num_rows} rows in {r.num_blocks} blocks\n")
+            out.write(f"ok {printable(d.path)}: {r.num_rows} rows in {r.num_blocks} blocks\n")
             continue
         bad += 1
         for p in r.problems:
-            where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
-                                                        ("column", p.column)) if v is not None)
-            out.write(f"{d.path}: {where or 'file'}: {p.message}\n")
-        out.write(f"FAILED {d.path}: {len(r.problems)} problem(s)\n")
+            out.write(f"{printable(d.path)}: {problem_line(p)}\n")
+        out.write(f"FAILED {printable(d.path)}: {len(r.problems)} problem(s)\n")
     for d in skipped:
-        out.write(f"skipped {d.path}: not a .row file\n")
+        out.write(f"skipped {printable(d.path)}: not a .row file\n")
     snap_text = "no snapshot" if snap is None else f"snapshot {snap.id}"
     if ok:
-        out.write(f"ok {args.file} ({snap_text}): {len(results)} .row data file(s)\n")
+        out.write(f"ok {printable(args.file)} ({snap_text}): {len(results)} .row data file(s)\n")
     else:
-        out.write(f"FAILED {args.file} ({snap_text}): {bad} of {len(results)} .row data "
-                  f"file(s) have problems\n")
+        out.write(f"FAILED {printable(args.file)} ({snap_text}): {bad} of {len(results)} .row "
+                  f"data file(s) have problems\n")
     return EXIT_OK if ok else EXIT_BAD_FILE
 
 

@@ -12,19 +12,123 @@ same stream: the bytes Paimon Java writes, streamed (a referenced blob is
 copied a piece at a time, never held whole).
 
 pypaimon's own checks and conversions (one field, Blob values, nullable
-elements, placeholders, its ``write_value`` conversions of Arrow values and
-descriptor bytes) run as they do in pypaimon; the consumer is called with
-pypaimon ``BlobDescriptor`` s once each row is written, and the stream is
-flushed when it asks, as pypaimon does.
+elements, placeholders, its ``write_value`` conversions of Arrow values)
+run as they do in pypaimon; the consumer is called with pypaimon
+``BlobDescriptor`` s once each row is written, and the stream is flushed
+when it asks, as pypaimon does.
+
+Blob values that are descriptor bytes (pypaimon takes any BLOB value
+starting with the v2 magic as a reference and copies the file it names)
+are references only when the table says so (:class:`ReferencePolicy`):
+its ``blob-as-descriptor`` option is true, or its
+``rowformat.blob-reference-roots`` option names the directories references
+may point into. Otherwise they are stored as the bytes they are, as Paimon
+Java stores them without ``blob-as-descriptor``. The policy reaches the
+conversion through two more patches: ``BlobWriter.open_current_writer``
+(pypaimon's table writer of one blob column, which has the table's
+options) hands it to the ``BlobFileWriter`` it opens, whose ``_to_blob``
+applies it. ``FileIO.write_blob`` (no table) never follows a reference.
+A local reference is copied by rowformat's own
+:meth:`~rowformat.blob.BlobDescriptor.open`: a regular file, opened
+without blocking, exactly the range it names, which must lie inside the
+file's size.
 """
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any, Optional
+from urllib.parse import urlparse
 
-from ..blob import PLACEHOLDER, BlobFileWriter
+from ..blob import PLACEHOLDER, BlobDescriptor, BlobFileWriter
 from ..blob.writer import DEFAULT_CHUNK
+from ..errors import BlobDescriptorError
 from . import _types
+
+ROOTS_OPTION = "rowformat.blob-reference-roots"
+DESCRIPTOR_OPTION = "blob-as-descriptor"
+
+
+class ReferencePolicy:
+    """Which BLOB values given as descriptor bytes a table write follows:
+    none (the bytes are the value), all (``blob-as-descriptor``), or those
+    whose local file lies under one of ``roots`` (after resolving links)."""
+
+    def __init__(self, follow: bool, roots: tuple[str, ...] = ()):
+        self.follow = follow or bool(roots)
+        self.roots = roots
+
+    @classmethod
+    def of_options(cls, options: dict) -> "ReferencePolicy":
+        """From a table's options (strings, as pypaimon keeps them)."""
+        descriptor = str(options.get(DESCRIPTOR_OPTION) or "").strip().lower() == "true"
+        text = options.get(ROOTS_OPTION) or ""
+        roots = tuple(os.path.realpath(r.strip()) for r in str(text).split(",") if r.strip())
+        return cls(descriptor, roots)
+
+    def check(self, uri: str) -> None:
+        """Raises BlobDescriptorError unless ``uri`` is under the roots (if any)."""
+        if not self.roots:
+            return
+        parsed = urlparse(uri)
+        if parsed.scheme in ("", "file"):
+            path = os.path.realpath(BlobDescriptor(uri, 0, -1).local_path())
+            if any(os.path.commonpath([path, root]) == root for root in self.roots):
+                return
+        raise BlobDescriptorError(
+            f"BLOB value is a descriptor of {uri!r}, which is not under the directories "
+            f"the table's {ROOTS_OPTION!r} option lets references point into "
+            f"({', '.join(self.roots)})")
+
+
+NO_REFERENCES = ReferencePolicy(False)
+
+
+def descriptor_bytes(value, serde: Any) -> Optional[bytes]:
+    """``value`` as bytes, when it is a BLOB value pypaimon's conversions
+    would take for a descriptor (bytes, bytearray, str or an Arrow scalar of
+    them, starting with a descriptor's magic: ``serde.is_descriptor``, given
+    pypaimon's BlobDescriptorSerde); else None."""
+    if hasattr(value, "as_py"):
+        value = value.as_py()
+    if isinstance(value, str):
+        value = value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray)) and serde.is_descriptor(bytes(value)):
+        return bytes(value)
+    return None
+
+
+def make_to_blob(stock: Any):
+    """``BlobFileWriter._to_blob`` of pypaimon's table writes, following a
+    descriptor only as its writer's policy allows (NO_REFERENCES unless
+    :func:`make_open_current_writer` set one)."""
+    blob_mod = importlib.import_module("pypaimon.table.row.blob")
+
+    def _to_blob(self, col_data):
+        data = descriptor_bytes(col_data, blob_mod.BlobDescriptorSerde)
+        if data is None:
+            return stock(self, col_data)
+        policy = getattr(self, "_rowformat_references", NO_REFERENCES)
+        if not policy.follow:
+            return blob_mod.BlobData(data)
+        policy.check(blob_mod.BlobDescriptorSerde.deserialize(data).uri)
+        return stock(self, col_data)
+
+    _to_blob.__qualname__ = "BlobFileWriter._to_blob"
+    return _to_blob
+
+
+def make_open_current_writer(stock: Any):
+    """``BlobWriter.open_current_writer``: pypaimon's, then the table's
+    ReferencePolicy handed to the BlobFileWriter it opened."""
+
+    def open_current_writer(self):
+        stock(self)
+        options = getattr(getattr(self.options, "options", None), "data", None) or {}
+        self.current_writer._rowformat_references = ReferencePolicy.of_options(options)
+
+    open_current_writer.__qualname__ = "BlobWriter.open_current_writer"
+    return open_current_writer
 
 
 class _LazyStream:
@@ -53,12 +157,33 @@ class _LazyStream:
             stream.close()
 
 
+def _local_reference(blob, local_file_io: type) -> Optional[BlobDescriptor]:
+    """A pypaimon Blob that references a local file (a ``file:`` uri, or a
+    plain path read through ``local_file_io``, pypaimon's LocalFileIO), as
+    rowformat's BlobDescriptor: the writer copies exactly its range, from a
+    regular file. None for other Blobs, which are read through pypaimon."""
+    to_descriptor = getattr(blob, "to_descriptor", None)
+    if to_descriptor is None:
+        return None
+    try:
+        d = to_descriptor()
+    except Exception:           # a Blob that has no descriptor
+        return None
+    scheme = urlparse(d.uri).scheme
+    file_io = getattr(getattr(blob, "uri_reader", None), "file_io", None)
+    if scheme == "file" or (scheme == "" and (file_io is None
+                                              or isinstance(file_io, local_file_io))):
+        return BlobDescriptor(d.uri, d.offset, d.length)
+    return None
+
+
 def make_blob_writer_class(stock: Any) -> type:
     """A subclass of pypaimon's BlobFormatWriter (so that its static
     conversions, constants and ``isinstance`` checks stay as they are)."""
     blob_mod = importlib.import_module("pypaimon.table.row.blob")
     types_mod = importlib.import_module("pypaimon.schema.data_types")
     Blob, BlobData, PaimonDescriptor = blob_mod.Blob, blob_mod.BlobData, blob_mod.BlobDescriptor
+    local_file_io = importlib.import_module("pypaimon.filesystem.local_file_io").LocalFileIO
     placeholders = ((Blob.PLACE_HOLDER, "BLOB"), (Blob.ARRAY_PLACE_HOLDER, "ARRAY"),
                     (Blob.MAP_PLACE_HOLDER, "MAP"))
 
@@ -143,6 +268,9 @@ def make_blob_writer_class(stock: Any) -> type:
             def source(blob):
                 if isinstance(blob, BlobData):
                     return blob.to_data()
+                local = _local_reference(blob, local_file_io)
+                if local is not None:       # copied by rowformat: bounded, regular files only
+                    return local
                 streams.append(_LazyStream(blob))
                 return streams[-1]
 
@@ -169,6 +297,13 @@ def make_blob_writer_class(stock: Any) -> type:
             nullable = field.type.value.nullable
             return [(k, element(b, nullable, "MAP<X, BLOB>", "values"))
                     for k, b in stock._map_entries(value)]
+
+        @staticmethod
+        def _to_blob(col_data, uri_reader_factory=None):
+            # FileIO.write_blob knows no table, so no ReferencePolicy: never a reference
+            data = descriptor_bytes(col_data, blob_mod.BlobDescriptorSerde)
+            return BlobData(data) if data is not None else stock._to_blob(col_data,
+                                                                          uri_reader_factory)
 
         def write_value(self, col_data, fields, uri_reader_factory=None) -> None:
             if col_data is None and types_mod.is_blob_file_type(fields[0].type):

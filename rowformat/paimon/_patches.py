@@ -96,6 +96,17 @@ POINTS: tuple[Point, ...] = (
                                # FileIOs whose own dependencies may be missing
                                ("pypaimon.filesystem.pyarrow_file_io", True),
                                ("pypaimon.filesystem.hdfs_native_file_io", True))),
+    # a table write's BLOB values: descriptor bytes are followed as references
+    # only as the table's options allow (_blob_writer.ReferencePolicy)
+    Point("pypaimon.write.writer.blob_writer", "BlobWriter.open_current_writer",
+          "pypaimon.write.writer.blob_writer", (("self",),),
+          "._blob_writer:make_open_current_writer", versions=_BLOB_VERSIONS,
+          what="hands the table's BLOB reference policy to its blob file writer"),
+    Point("pypaimon.write.writer.blob_file_writer", "BlobFileWriter._to_blob",
+          "pypaimon.write.writer.blob_file_writer", (("self", "col_data"),),
+          "._blob_writer:make_to_blob", versions=_BLOB_VERSIONS,
+          what="stores BLOB values that look like descriptors as bytes unless the policy "
+               "follows them"),
     # pypaimon 2.1.0's read.native.enabled: .row and .blob files stay with
     # rowformat (pypaimon-rust 0.4.0 is slower, and wrong on primary-key
     # .row files of one-file buckets); optional, as releases without a

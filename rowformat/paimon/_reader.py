@@ -36,7 +36,7 @@ from typing import Any, Iterator, List, Optional
 
 import pyarrow as pa
 
-from ..errors import CorruptFileError, RowFormatError
+from ..errors import CorruptFileError, RowFormatError, RowIndexError
 from ..reader import RowFileReader
 from . import _types
 
@@ -71,7 +71,7 @@ def local_path(file_io: Any, path: str) -> Optional[str]:
     return None
 
 
-def _with_path(e: CorruptFileError, file_path: str) -> CorruptFileError:
+def _with_path(e: RowFormatError, file_path: str) -> RowFormatError:
     if file_path in str(e):
         return e
     err = type(e).__new__(type(e))
@@ -162,7 +162,7 @@ def make_reader_class(stock: type) -> type:
         def read_arrow_batch(self) -> Optional[pa.RecordBatch]:
             try:
                 return next(self._batches, None)
-            except CorruptFileError as e:
+            except (CorruptFileError, RowIndexError) as e:
                 raise _with_path(e, self._file_path) from e
 
         def close(self):

@@ -35,7 +35,13 @@ Write options (creating a table): ``partitionKeys``, ``primaryKeys``
 existing table keeps its schema: the DataFrame's columns must match it.
 ``partitionOverwriteMode`` ("static", the default, replaces the whole
 table; "dynamic" only the partitions the DataFrame writes to, as Spark's
-option of that name). Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
+option of that name). ``blobReferenceRoots`` (comma-separated local
+directories): BLOB values that are blob descriptor bytes pointing into them
+are references, whose bytes the write copies into the table; without it (or
+the table's own ``blob-as-descriptor`` or ``rowformat.blob-reference-roots``
+option) such values are stored as the bytes they are, so a job storing
+user-supplied bytes cannot make the executors copy their files
+(docs/errors.md, "BLOB values that are descriptors"). Only modes ``append`` and ``overwrite`` exist (Spark 4.3 rejects the others
 for Python sources). ``partitionBy(...)`` cannot work: PySpark 4.3 gives a
 Python source no partitioning, and the JVM refuses the write before any code
 here runs ("The provided partitioning or clustering columns do not match the
@@ -62,6 +68,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from .. import RowFileReader
 from ..errors import DatasetError, SchemaError
+from ..paimon._blob_writer import ROOTS_OPTION
 from ..types import DataField, RowType, schema as parse_schema
 from ..paimon import tables as tb
 from .types import (
@@ -169,7 +176,7 @@ class Sources:
                     raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "
                                        f"schema/ directory) nor a directory of .row files")
                 files += found
-            elif os.path.isfile(p):
+            elif os.path.exists(p):     # a file, or what the reader refuses naming it (a pipe)
                 files.append(p)
             else:
                 raise FileNotFoundError(f"{FORMAT_NAME}: {p} does not exist")
@@ -533,6 +540,7 @@ class TableWriter(DataSourceArrowWriter):
             raise ValueError(f"option partitionOverwriteMode must be 'static' or 'dynamic', "
                              f"got {options['partitionoverwritemode']!r}")
         self.dynamic_overwrite = mode == "dynamic"
+        self.reference_roots = options.get("blobreferenceroots")
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
         if tb.is_table(self.path):
             table = tb.open_table(self.path)
@@ -583,6 +591,8 @@ class TableWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]):   # one call per task
         _settle_worker()
         table = tb.open_table(self.path)
+        if self.reference_roots:
+            table = table.copy({ROOTS_OPTION: self.reference_roots})
         return TableMessage(tb.write_batches(table, iterator, self.overwrite))
 
     def commit(self, messages):

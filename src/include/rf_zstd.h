@@ -15,8 +15,13 @@
  * Anything else returns RFZ_UNSUPPORTED and the caller decompresses with
  * libzstd, which also gives the error message for a corrupt frame
  * (RFZ_CORRUPT): this decoder only ever checks what it reads, so a frame it
- * rejects is decoded by libzstd as well. The format is RFC 8878; the table
- * constructions follow its section 4.
+ * rejects is decoded by libzstd as well. Before decoding, it checks what the
+ * frame's structure allows (rfz_frame_bounds, rfz_block_bounds and the
+ * streams' sizes against the Huffman table), so that a lookup that stops
+ * early does not return the start of a frame whose headers or sizes
+ * libzstd would reject at its end; damage inside the entropy-coded streams
+ * past the point decoded is not seen (docs/errors.md, "Prefix lookups").
+ * The format is RFC 8878; the table constructions follow its section 4.
  *
  * Nothing here reads or writes outside the buffers it is given: every input
  * length is checked before it is used, and the output never exceeds the
@@ -124,6 +129,10 @@ static inline uint32_t rfz_fwd_bits(const uint8_t *src, size_t n, size_t bitpos,
 
 typedef struct { uint16_t base; uint8_t sym; uint8_t nbits; } rfz_fse;
 
+/* The least and greatest symbol and state bits of an FSE table's entries:
+ * what a sequence read with it can cost and give (rfz_block_bounds). */
+typedef struct { uint8_t sym_min, sym_max, nb_min, nb_max; } rfz_span;
+
 /* An FSE table description (RFC 8878 4.1.1): normalized counts of symbols
  * 0..*max_sym; *used = its bytes. */
 static int rfz_fse_counts(const uint8_t *src, size_t n, unsigned log_max, unsigned sym_max,
@@ -174,7 +183,9 @@ static int rfz_fse_counts(const uint8_t *src, size_t n, unsigned log_max, unsign
     return RFZ_OK;
 }
 
-static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsigned log) {
+/* span: NULL, or where the table's rfz_span goes. */
+static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsigned log,
+                         rfz_span *span) {
     uint16_t next[256];
     unsigned size = 1u << log, mask = size - 1, step = (size >> 1) + (size >> 3) + 3;
     int high = (int)size - 1;
@@ -204,6 +215,16 @@ static int rfz_fse_build(rfz_fse *t, const int16_t *norm, unsigned max_sym, unsi
         t[u].nbits = (uint8_t)nb;
         t[u].base = (uint16_t)((ns << nb) - size);
     }
+    if (span) {
+        rfz_span sp = {255, 0, 255, 0};
+        for (u = 0; u < size; u++) {
+            if (t[u].sym < sp.sym_min) sp.sym_min = t[u].sym;
+            if (t[u].sym > sp.sym_max) sp.sym_max = t[u].sym;
+            if (t[u].nbits < sp.nb_min) sp.nb_min = t[u].nbits;
+            if (t[u].nbits > sp.nb_max) sp.nb_max = t[u].nbits;
+        }
+        *span = sp;
+    }
     return RFZ_OK;
 }
 
@@ -218,6 +239,7 @@ typedef uint16_t rfz_huf_entry;
  * one register for variable shift counts, which the code lengths take). */
 typedef struct {
     unsigned log;                /* the longest code */
+    unsigned shortest;           /* the shortest code */
     unsigned grid;               /* the greatest common divisor of the code lengths */
     int valid;
     rfz_huf_entry t[1 << RFZ_HUF_LOG_MAX];
@@ -233,7 +255,7 @@ static int rfz_huf_fse_weights(const uint8_t *src, size_t n, uint8_t *w, unsigne
     rfz_bits b;
     int rc = rfz_fse_counts(src, n, 6, 255, norm, &max_sym, &log, &used);
     if (rc) return rc;
-    if ((rc = rfz_fse_build(t, norm, max_sym, log))) return rc;
+    if ((rc = rfz_fse_build(t, norm, max_sym, log, NULL))) return rc;
     if ((rc = rfz_bits_init(&b, src + used, n - used))) return rc;
     s1 = (unsigned)rfz_read(&b, log);
     s2 = (unsigned)rfz_read(&b, log);
@@ -315,6 +337,8 @@ static int rfz_huf_read(rfz_huf *h, const uint8_t *src, size_t n, size_t *used) 
         start[wt] += len;
     }
     h->log = max_bits;
+    for (i = max_bits; i >= 1 && !count[i]; i--) {}
+    h->shortest = max_bits + 1 - i;     /* the greatest weight present (count[w[nw]] > 0) */
     h->valid = 1;
     return RFZ_OK;
 }
@@ -358,6 +382,7 @@ typedef struct {
     rfz_fse ll_t[1 << RFZ_LL_LOG_MAX], of_t[1 << RFZ_OF_LOG_MAX], ml_t[1 << RFZ_ML_LOG_MAX];
     int ll_ok, of_ok, ml_ok;
     unsigned ll_log, of_log, ml_log;
+    rfz_span ll_span, of_span, ml_span;
     rfz_bits sb;
     unsigned ll_s, of_s, ml_s;
     size_t nseq, seq_done;
@@ -384,7 +409,12 @@ static const uint8_t RFZ_ML_BITS[53] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
                                         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1,
                                         2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
-/* Starts decoding `src` (one frame) into `dst` (cap bytes). RFZ_UNSUPPORTED
+static int rfz_frame_bounds(const uint8_t *src, size_t n, size_t p, size_t block_max,
+                            size_t cap);
+
+/* Starts decoding `src` (one frame) into `dst` (cap bytes: the size the
+ * frame decodes to, exactly; a frame whose blocks cannot give that many is
+ * corrupt, see rfz_frame_bounds). RFZ_UNSUPPORTED
  * for a dictionary, a checksum, a window beyond libzstd's default limit or
  * a skippable frame. d->lit is NULL, or the literals buffer of a decoder d
  * held before, which is kept (rfz_free releases it). */
@@ -429,6 +459,7 @@ static int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size
     }
     if (d->window > RFZ_WINDOW_MAX) return RFZ_UNSUPPORTED;
     d->block_max = d->window < RFZ_BLOCK_MAX ? (size_t)d->window : RFZ_BLOCK_MAX;
+    if (rfz_frame_bounds(src, n, p, d->block_max, cap)) return RFZ_CORRUPT;
     d->ip = p;
     if (!d->lit) d->lit = (uint8_t *)malloc(RFZ_BLOCK_MAX);
     if (!d->lit) return RFZ_NOMEM;
@@ -788,15 +819,15 @@ static int rfz_literals_upto(rfz_dec *d, size_t want) {
 }
 
 static int rfz_seq_table(const uint8_t *src, size_t n, size_t *p, unsigned mode, rfz_fse *t,
-                         int *ok, unsigned *logp, const int16_t *def, unsigned def_max,
-                         unsigned def_log, unsigned log_max, unsigned sym_max) {
+                         int *ok, unsigned *logp, rfz_span *span, const int16_t *def,
+                         unsigned def_max, unsigned def_log, unsigned log_max, unsigned sym_max) {
     int16_t norm[256];
     unsigned max_sym, log;
     size_t used;
     int rc;
     switch (mode) {
     case 0:
-        rc = rfz_fse_build(t, def, def_max, def_log);
+        rc = rfz_fse_build(t, def, def_max, def_log, span);
         *logp = def_log;
         break;
     case 1:
@@ -804,6 +835,8 @@ static int rfz_seq_table(const uint8_t *src, size_t n, size_t *p, unsigned mode,
         t[0].sym = src[(*p)++];
         t[0].nbits = 0;
         t[0].base = 0;
+        span->sym_min = span->sym_max = t[0].sym;
+        span->nb_min = span->nb_max = 0;
         *logp = 0;
         rc = RFZ_OK;
         break;
@@ -811,7 +844,7 @@ static int rfz_seq_table(const uint8_t *src, size_t n, size_t *p, unsigned mode,
         if ((rc = rfz_fse_counts(src + *p, n - *p, log_max, sym_max, norm, &max_sym, &log, &used)))
             return rc;
         *p += used;
-        rc = rfz_fse_build(t, norm, max_sym, log);
+        rc = rfz_fse_build(t, norm, max_sym, log, span);
         *logp = log;
         break;
     default:
@@ -821,56 +854,156 @@ static int rfz_seq_table(const uint8_t *src, size_t n, size_t *p, unsigned mode,
     return rc;
 }
 
-/* Starts the compressed block at src[0..n): literals header and table,
- * sequence header, tables and stream. */
-static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
-    size_t p, regen, comp = 0, hdr;
-    unsigned type, sf;
-    int rc;
+/* A compressed block's literals section header at src[0..n) (RFC 8878
+ * 3.1.1.3.1): its type, size format, regenerated size, compressed size
+ * (Huffman types) and header length; *end: where the section ends. */
+static int rfz_lit_header(const uint8_t *src, size_t n, size_t block_max, unsigned *type,
+                          unsigned *sf, size_t *regen, size_t *comp, size_t *hdr, size_t *end) {
     if (n < 1) return RFZ_CORRUPT;
-    type = src[0] & 3;
-    sf = (src[0] >> 2) & 3;
-    d->streams = 0;
-    d->split_off = 0;
-    if (type < 2) {
-        if ((sf & 1) == 0) { regen = src[0] >> 3; hdr = 1; }
-        else if (sf == 1) { if (n < 2) return RFZ_CORRUPT; regen = (src[0] >> 4) + ((size_t)src[1] << 4); hdr = 2; }
-        else { if (n < 3) return RFZ_CORRUPT; regen = (src[0] >> 4) + ((size_t)src[1] << 4) + ((size_t)src[2] << 12); hdr = 3; }
-        if (regen > d->block_max) return RFZ_CORRUPT;
-        if (type == 0) {
-            if (hdr + regen > n) return RFZ_CORRUPT;
-            d->lit_src = src + hdr;
-            p = hdr + regen;
-        } else {
-            if (hdr + 1 > n) return RFZ_CORRUPT;
-            memset(d->lit, src[hdr], regen);
-            d->lit_src = d->lit;
-            p = hdr + 1;
-        }
-        d->lit_size = d->lit_avail = regen;
+    *type = src[0] & 3;
+    *sf = (src[0] >> 2) & 3;
+    *comp = 0;
+    if (*type < 2) {
+        if ((*sf & 1) == 0) { *regen = src[0] >> 3; *hdr = 1; }
+        else if (*sf == 1) { if (n < 2) return RFZ_CORRUPT; *regen = (src[0] >> 4) + ((size_t)src[1] << 4); *hdr = 2; }
+        else { if (n < 3) return RFZ_CORRUPT; *regen = (src[0] >> 4) + ((size_t)src[1] << 4) + ((size_t)src[2] << 12); *hdr = 3; }
+        *end = *hdr + (*type == 0 ? *regen : 1);
     } else {
-        const uint8_t *h;
-        size_t used = 0, seg, total, sizes[4];
-        int s;
-        if (sf <= 1) {
+        if (*sf <= 1) {
             uint32_t v;
             if (n < 3) return RFZ_CORRUPT;
             v = src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16);
-            regen = (v >> 4) & 0x3ff; comp = (v >> 14) & 0x3ff; hdr = 3;
-        } else if (sf == 2) {
+            *regen = (v >> 4) & 0x3ff; *comp = (v >> 14) & 0x3ff; *hdr = 3;
+        } else if (*sf == 2) {
             uint32_t v;
             if (n < 4) return RFZ_CORRUPT;
             v = src[0] | ((uint32_t)src[1] << 8) | ((uint32_t)src[2] << 16) | ((uint32_t)src[3] << 24);
-            regen = (v >> 4) & 0x3fff; comp = v >> 18; hdr = 4;
+            *regen = (v >> 4) & 0x3fff; *comp = v >> 18; *hdr = 4;
         } else {
             uint64_t v;
             if (n < 5) return RFZ_CORRUPT;
             v = src[0] | ((uint64_t)src[1] << 8) | ((uint64_t)src[2] << 16) | ((uint64_t)src[3] << 24)
                 | ((uint64_t)src[4] << 32);
-            regen = (size_t)((v >> 4) & 0x3ffff); comp = (size_t)((v >> 22) & 0x3ffff); hdr = 5;
+            *regen = (size_t)((v >> 4) & 0x3ffff); *comp = (size_t)((v >> 22) & 0x3ffff); *hdr = 5;
         }
-        if (regen > d->block_max || hdr + comp > n) return RFZ_CORRUPT;
-        h = src + hdr;
+        *end = *hdr + *comp;
+    }
+    if (*regen > block_max || *end > n) return RFZ_CORRUPT;
+    return RFZ_OK;
+}
+
+/* The sequences section's count at src[*p..n); *p moves past it. */
+static int rfz_nseq(const uint8_t *src, size_t n, size_t *p, size_t *nseq) {
+    unsigned b0;
+    if (*p >= n) return RFZ_CORRUPT;
+    b0 = src[*p];
+    if (b0 < 128) { *nseq = b0; *p += 1; }
+    else if (b0 < 255) { if (*p + 2 > n) return RFZ_CORRUPT; *nseq = ((b0 - 128) << 8) + src[*p + 1]; *p += 2; }
+    else { if (*p + 3 > n) return RFZ_CORRUPT; *nseq = src[*p + 1] + ((size_t)src[*p + 2] << 8) + 0x7F00; *p += 3; }
+    return RFZ_OK;
+}
+
+/* The bits of a backward stream of n >= 1 bytes before its end mark (its
+ * last byte is nonzero: rfz_bits_init checked). */
+static inline uint64_t rfz_stream_bits(const uint8_t *src, size_t n) {
+    return (uint64_t)n * 8 - 8 + rfz_highbit(src[n - 1]);
+}
+
+/* What the current block's headers and tables allow, checked before any of
+ * it is decoded. Its sequence stream (src[0..n), when nseq) holds no fewer
+ * and no more bits than nseq sequences read with these tables, their
+ * literal lengths fit the literals section, and the block's output (its
+ * literals and at least the least match length per sequence) fits the
+ * block and the frame; the frame's last block, whose matches can be at
+ * most so long, must reach the frame's size (cap: the size it decodes to,
+ * exactly). A block failing these is corrupt for libzstd too, where it
+ * fails at the block's end; checked here, a lookup that stops early does
+ * not decode the start of such a block. */
+static int rfz_block_bounds(const rfz_dec *d, const uint8_t *src, size_t n) {
+    const rfz_span *ll = &d->ll_span, *of = &d->of_span, *ml = &d->ml_span;
+    uint64_t k = d->nseq, out_lo = d->lit_size, out_hi = d->lit_size;
+    uint64_t room = d->cap - d->op < d->block_max ? d->cap - d->op : d->block_max;
+    if (k) {
+        uint64_t bits = rfz_stream_bits(src, n), init = d->ll_log + d->of_log + d->ml_log;
+        uint64_t lo = init + k * (RFZ_LL_BITS[ll->sym_min] + RFZ_ML_BITS[ml->sym_min] + of->sym_min)
+                      + (k - 1) * (ll->nb_min + of->nb_min + ml->nb_min);
+        uint64_t hi = init + k * (RFZ_LL_BITS[ll->sym_max] + RFZ_ML_BITS[ml->sym_max] + of->sym_max)
+                      + (k - 1) * (ll->nb_max + of->nb_max + ml->nb_max);
+        if (bits < lo || bits > hi) return RFZ_CORRUPT;
+        if (k * RFZ_LL_BASE[ll->sym_min] > d->lit_size) return RFZ_CORRUPT;
+        out_lo += k * RFZ_ML_BASE[ml->sym_min];
+        out_hi += k * (RFZ_ML_BASE[ml->sym_max] + ((uint64_t)1 << RFZ_ML_BITS[ml->sym_max]) - 1);
+    }
+    if (out_lo > room) return RFZ_CORRUPT;
+    if (d->last_block && (out_hi < d->cap - d->op || room < d->cap - d->op)) return RFZ_CORRUPT;
+    return RFZ_OK;
+}
+
+/* The frame's blocks, walked by their headers from src[p] before any is
+ * decoded: each inside the frame, up to a last block, and their output --
+ * exact for raw and RLE blocks, for compressed ones at least their
+ * literals and 3 bytes a sequence and at most block_max -- can be cap
+ * bytes. A few header bytes a block; a lookup that stops early then does
+ * not decode the start of a truncated frame, or of one whose later block
+ * headers are damaged. */
+static int rfz_frame_bounds(const uint8_t *src, size_t n, size_t p, size_t block_max,
+                            size_t cap) {
+    uint64_t lo = 0, hi = 0;
+    uint32_t bh;
+    do {
+        size_t bsize;
+        unsigned type;
+        if (p + 3 > n) return RFZ_CORRUPT;
+        bh = src[p] | ((uint32_t)src[p + 1] << 8) | ((uint32_t)src[p + 2] << 16);
+        p += 3;
+        type = (bh >> 1) & 3;
+        bsize = bh >> 3;
+        if (bsize > block_max || type == 3) return RFZ_CORRUPT;
+        if (type == 1) {                              /* RLE: bsize copies of one byte */
+            if (p + 1 > n) return RFZ_CORRUPT;
+            p += 1;
+            lo += bsize;
+            hi += bsize;
+            continue;
+        }
+        if (bsize > n - p) return RFZ_CORRUPT;
+        if (type == 0) {                              /* raw */
+            lo += bsize;
+            hi += bsize;
+        } else {
+            size_t regen, comp, hdr, q, nseq;
+            unsigned lt, sf;
+            if (rfz_lit_header(src + p, bsize, block_max, &lt, &sf, &regen, &comp, &hdr, &q)
+                || rfz_nseq(src + p, bsize, &q, &nseq)) return RFZ_CORRUPT;
+            lo += regen + 3 * (uint64_t)nseq;
+            hi += block_max;
+        }
+        p += bsize;
+    } while (!(bh & 1) && lo <= cap);
+    return lo <= cap && cap <= hi ? RFZ_OK : RFZ_CORRUPT;
+}
+
+/* Starts the compressed block at src[0..n): literals header and table,
+ * sequence header, tables and stream. */
+static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
+    size_t p, regen, comp, hdr;
+    unsigned type, sf;
+    int rc;
+    d->streams = 0;
+    d->split_off = 0;
+    if ((rc = rfz_lit_header(src, n, d->block_max, &type, &sf, &regen, &comp, &hdr, &p))) return rc;
+    if (type < 2) {
+        if (type == 0) {
+            d->lit_src = src + hdr;
+        } else {
+            memset(d->lit, src[hdr], regen);
+            d->lit_src = d->lit;
+        }
+        d->lit_size = d->lit_avail = regen;
+    } else {
+        const uint8_t *h = src + hdr;
+        size_t used = 0, seg, total, sizes[4];
+        int s;
         if (type == 2) {
             if ((rc = rfz_huf_read(&d->huf, h, comp, &used))) return rc;
         } else if (!d->huf.valid) {
@@ -899,7 +1032,11 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
             }
         }
         for (s = 0; s < d->streams; s++) {
+            uint64_t bits, syms = d->seg_end[s] - d->seg_at[s];
             if ((rc = rfz_bits_init(&d->hs[s], h, sizes[s]))) return rc;
+            /* each symbol takes between the shortest and the longest code */
+            bits = rfz_stream_bits(h, sizes[s]);
+            if (bits < syms * d->huf.shortest || bits > syms * d->huf.log) return RFZ_CORRUPT;
             h += sizes[s];
             d->hs_end[s] = h;
         }
@@ -908,22 +1045,14 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
         for (s = 0; s < d->streams; s++)       /* empty streams are finished at once */
             if (d->seg_at[s] == d->seg_end[s] && rfz_bits_end(&d->hs[s])) return RFZ_CORRUPT;
         d->lit_avail = rfz_lit_prefix(d);
-        p = hdr + comp;
     }
     d->lit_pos = 0;
     /* sequences */
-    if (p >= n) return RFZ_CORRUPT;
-    {
-        unsigned b0 = src[p];
-        if (b0 == 0) { d->nseq = 0; p += 1; }
-        else if (b0 < 128) { d->nseq = b0; p += 1; }
-        else if (b0 < 255) { if (p + 2 > n) return RFZ_CORRUPT; d->nseq = ((b0 - 128) << 8) + src[p + 1]; p += 2; }
-        else { if (p + 3 > n) return RFZ_CORRUPT; d->nseq = src[p + 1] + ((size_t)src[p + 2] << 8) + 0x7F00; p += 3; }
-    }
+    if ((rc = rfz_nseq(src, n, &p, &d->nseq))) return rc;
     d->seq_done = 0;
     if (d->nseq == 0) {
         if (p != n) return RFZ_CORRUPT;
-        return RFZ_OK;
+        return rfz_block_bounds(d, NULL, 0);
     }
     {
         unsigned modes;
@@ -931,14 +1060,17 @@ static int rfz_block_start(rfz_dec *d, const uint8_t *src, size_t n) {
         modes = src[p++];
         if (modes & 3) return RFZ_CORRUPT;
         if ((rc = rfz_seq_table(src, n, &p, modes >> 6, d->ll_t, &d->ll_ok, &d->ll_log,
-                                RFZ_LL_DEFAULT, 35, 6, RFZ_LL_LOG_MAX, RFZ_LL_MAX))) return rc;
+                                &d->ll_span, RFZ_LL_DEFAULT, 35, 6, RFZ_LL_LOG_MAX, RFZ_LL_MAX)))
+            return rc;
         if ((rc = rfz_seq_table(src, n, &p, (modes >> 4) & 3, d->of_t, &d->of_ok, &d->of_log,
-                                RFZ_OF_DEFAULT, 28, 5, RFZ_OF_LOG_MAX, RFZ_OF_MAX))) return rc;
+                                &d->of_span, RFZ_OF_DEFAULT, 28, 5, RFZ_OF_LOG_MAX, RFZ_OF_MAX)))
+            return rc;
         if ((rc = rfz_seq_table(src, n, &p, (modes >> 2) & 3, d->ml_t, &d->ml_ok, &d->ml_log,
-                                RFZ_ML_DEFAULT, 52, 6, RFZ_ML_LOG_MAX, RFZ_ML_MAX))) return rc;
+                                &d->ml_span, RFZ_ML_DEFAULT, 52, 6, RFZ_ML_LOG_MAX, RFZ_ML_MAX)))
+            return rc;
     }
     if ((rc = rfz_bits_init(&d->sb, src + p, n - p))) return rc;
-    return RFZ_OK;
+    return rfz_block_bounds(d, src + p, n - p);
 }
 
 

@@ -214,6 +214,33 @@ def test_open_detects_corruption_at_end_of_stream(big):
         assert r.open(1).read()[-1] == data[20 + 4 + 99_999]
 
 
+@pytest.mark.parametrize("flip", [2, 12, 50_000, 99_999])
+@pytest.mark.parametrize("moves", [
+    [("read", 10), ("seek", 5), ("read", 10), ("read", -1)],     # back over the frontier
+    [("seek", 60_000), ("read", -1)],                           # forward past it
+    [("read", 10), ("seek", -3, os.SEEK_END), ("read", 3)],    # the end first
+    [("seek", 99_990), ("read", 10), ("seek", 0), ("read", 20)],
+])
+def test_open_checks_every_byte_handed_out_in_any_order(big, flip, moves):
+    """Issue 28, item 9: a corrupt byte is caught whatever the order of
+    reads and seeks, once the range's last byte has been read."""
+    def replay(r):
+        f = r.open(1)
+        for op, *args in moves:
+            got = getattr(f, op)(*args)
+        return f, got
+
+    with BlobFileReader(big, "BLOB") as r:        # intact: no error, the right bytes
+        f, got = replay(r)
+        assert got == _pattern(f.tell() - len(got), len(got))
+    data = bytearray(big.read_bytes())
+    data[20 + 4 + flip] ^= 0x01
+    big.write_bytes(data)
+    with BlobFileReader(big, "BLOB") as r:
+        with pytest.raises(CorruptFileError, match=r"row 1 .*CRC32 mismatch"):
+            replay(r)
+
+
 def test_open_checks_frame_before_streaming(big):
     data = bytearray(big.read_bytes())
     data[20] = 0                             # row 1's magic

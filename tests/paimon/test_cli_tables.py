@@ -8,8 +8,10 @@ import sys
 import pyarrow as pa
 import pytest
 
-from rowformat import cli
+import rowformat.paimon as rp
+from rowformat import CorruptFileError, cli
 
+from .._fifo import call_guarded, make_fifo
 from ._tables import read, sort, write
 
 SCHEMA = pa.schema([("id", pa.int64()), ("p", pa.string()), ("v", pa.float64()),
@@ -100,6 +102,68 @@ def test_verify_names_a_corrupt_file(capfd, append):
     assert code == 1
     report = json.loads(out)
     assert [f["file"] for f in report["files"] if not f["ok"]] == [victim]
+
+
+@pytest.mark.parametrize("kind", ["named pipe", "directory"])
+def test_data_file_that_is_not_a_regular_file(capfd, append, kind):
+    """verify, cat and an accelerated read of a table whose data file is a
+    named pipe (which used to block forever) or a directory: an error naming
+    the file, at once (issue 28, item 3)."""
+    wh, path = append
+    victim = wh.data_files("app")[0]
+    if kind == "named pipe":
+        make_fifo(victim)
+    else:
+        os.unlink(victim)
+        os.mkdir(victim)
+    said = f"{victim}: is a {kind}, not a regular file"
+    for argv in (["verify", path], ["cat", path]):
+        result = {}
+        assert call_guarded(lambda: result.update(zip("coe", run(capfd, *argv))), victim) is None
+        assert result["c"] == 1 and said in result["e"], (argv, result)
+    rp.accelerate()
+    error = call_guarded(lambda: read(wh.table("app")), victim)
+    assert isinstance(error, CorruptFileError) and said in str(error)
+
+
+EVIL = "data-\x1b[2K\r\nok forged\u202e.row"
+EVIL_SHOWN = "data-\\x1b[2K\\r\\nok forged\\u202e.row"
+
+
+def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
+    """Issue 28, item 10: whoever writes a table's metadata chooses its
+    partition values and data file names; inspect and verify print them
+    escaped, so they cannot forge result lines or drive the terminal."""
+    schema = pa.schema([("id", pa.int64()), ("p", pa.string())])
+    t = wh.create("evil", schema, partition_keys=["p"])
+    write(t, pa.table({"id": [1], "p": ["a\x1b[31m\nok forged"]}, schema=schema))
+    path = os.path.join(wh.root, "db.db", "evil")
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0 and "p=a\\x1b[31m\\nok forged" in out
+    # a data file name as the manifest could give it
+    import dataclasses
+
+    from rowformat.paimon import tables
+    [real] = wh.data_files("evil")
+    evil = os.path.join(os.path.dirname(real), EVIL)
+    os.rename(real, evil)
+    named = tables.data_files
+    monkeypatch.setattr(tables, "data_files",
+                        lambda *a: [dataclasses.replace(d, path=evil) for d in named(*a)])
+    shown = os.path.join(os.path.dirname(real), EVIL_SHOWN)
+    code, out, _ = run(capfd, "verify", path)
+    assert code == 0 and out.splitlines() == [f"ok {shown}: 1 rows in 1 blocks",
+                                              f"ok {path} (snapshot 1): 1 .row data file(s)"]
+    code, out, _ = run(capfd, "inspect", path)
+    assert code == 0 and EVIL_SHOWN in out
+    with open(evil, "r+b") as f:
+        f.truncate(10)
+    code, out, _ = run(capfd, "verify", path)
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == 3 and lines[0].startswith(f"{shown}: file: ")
+    assert lines[1:] == [f"FAILED {shown}: 1 problem(s)",
+                         f"FAILED {path} (snapshot 1): 1 of 1 .row data file(s) have problems"]
+    assert not any(c in out for c in "\x1b\r\u202e")
 
 
 def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):

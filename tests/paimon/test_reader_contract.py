@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 import rowformat.paimon as rp
-from rowformat import CorruptFileError
+from rowformat import CorruptFileError, RowIndexError
 
 from ._tables import read, typed_table, write
 
@@ -116,6 +116,18 @@ def test_non_local_file_io_is_read_through_its_stream(kv_file):
     stock = pa.Table.from_batches(_drain(Stock(LocalFileIO(), path, ["id", "s"], fields, None)))
     fast = pa.Table.from_batches(_drain(fast_cls(fio, path, ["id", "s"], fields, None)))
     assert fast.equals(stock)
+
+
+def test_row_indices_outside_the_file_name_it(kv_file):
+    """A row index past the file (metadata that disagrees with the file)
+    names the file, through a local path or a stream (issue 28, item 11)."""
+    path, fields = kv_file
+    fast_cls = _fast_class()
+    for fio in (LocalFileIO(), _StreamOnlyFileIO()):
+        r = fast_cls(fio, path, ["id"], fields, None, row_indices=[4, 3000])
+        with pytest.raises(RowIndexError, match=rf"{path}: .*row_numbers contains row 3000, "
+                                                rf"outside \[0, 3000\)"):
+            _drain(r)
 
 
 def _corrupt(path):

@@ -501,3 +501,48 @@ def test_reused_worker_freezes_the_loaded_modules_once():
                          capture_output=True, text=True, check=True).stdout.split()
     assert int(out[0]) > 10000 and out[0] == out[1]  # once
     assert out[2] == "pypaimon.read.reader.format_row_reader"   # acceleration left off
+
+
+def test_blob_values_that_are_descriptors_stay_bytes(spark, tmp_path):
+    """Issue 28, item 1: user bytes that happen to be a blob descriptor no
+    longer make the executors copy the file they name into the table;
+    blobReferenceRoots makes references an explicit choice, and bounds them."""
+    from rowformat.blob import BlobDescriptor
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"executor secret " * 16)
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (allowed / "ok.bin").write_bytes(b"0123456789")
+    sneaky = BlobDescriptor(str(secret), 0, -1).serialize()
+    meant = BlobDescriptor(str(allowed / "ok.bin"), 2, 5).serialize()
+    path = str(tmp_path / "blobs")
+    df = spark.createDataFrame([(1, sneaky), (2, b"plain")], "id long, b binary")
+    df.write.format(FORMAT).option("paimonSchema", "id BIGINT, b BLOB") \
+        .option("paimon.row-tracking.enabled", "true") \
+        .option("paimon.data-evolution.enabled", "true").mode("append").save(path)
+    assert stock_read(path).sort_by("id").column("b").to_pylist() == [sneaky, b"plain"]
+    spark.createDataFrame([(3, meant)], "id long, b binary").write.format(FORMAT) \
+        .option("blobReferenceRoots", str(allowed)).mode("append").save(path)
+    assert stock_read(path).sort_by("id").column("b").to_pylist() == [sneaky, b"plain", b"23456"]
+    with pytest.raises(Exception, match="not under the directories"):
+        df.write.format(FORMAT).option("blobReferenceRoots", str(allowed)) \
+            .mode("append").save(path)
+    assert stock_read(path).num_rows == 3
+
+
+def test_a_named_pipe_for_a_data_file_fails_the_task_at_once(spark, tmp_path):
+    """Issue 28, item 3: a task reading a table whose data file is a named
+    pipe used to block forever (cancelling the job did not free it); now it
+    fails at once, naming the file. Bare .row files the same."""
+    from tests._fifo import call_guarded, make_fifo
+    path = str(tmp_path / "piped")
+    spark.range(0, 100, 1, 1).selectExpr("id").write.format(FORMAT).mode("append").save(path)
+    [victim] = [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs
+                if f.startswith("data-") and f.endswith(".row")]
+    make_fifo(victim)
+    said = f"{victim}: is a named pipe, not a regular file"
+    for load in (lambda: spark.read.format(FORMAT).load(path).collect(),
+                 lambda: spark.read.format(FORMAT).option("paimonSchema", "id BIGINT")
+                 .load(victim).collect()):
+        error = call_guarded(load, victim)
+        assert error is not None and said in str(error)

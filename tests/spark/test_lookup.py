@@ -91,8 +91,13 @@ def test_lookup_errors(spark, table):
     path, where = table
     f = next(iter(where))[0]
     df = spark.createDataFrame([(f, 10**6)], "f string, r long")
-    with pytest.raises(Exception, match=r"row 1000000, outside \[0, \d+\)"):
+    # the error names the file looked into (issue 28, item 11)
+    with pytest.raises(Exception, match=rf"{os.path.basename(f)}: row_numbers contains row "
+                                        rf"1000000, outside \[0, \d+\)"):
         lk.lookup(df, "f", "r", schema=path).collect()
+    bad = spark.createDataFrame([(f, -1)], "f string, r long")
+    with pytest.raises(Exception, match=rf"{os.path.basename(f)}: row_numbers contains row -1"):
+        bad.select(lk.lookup_udf(["id"], schema=path)("f", "r")).collect()
     with pytest.raises(rowformat.SchemaError, match="no column 'nope'"):
         lk.lookup(df, "f", "r", ["nope"], schema=path)
 
