@@ -150,7 +150,10 @@ def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
     named = tables.data_files
     monkeypatch.setattr(tables, "data_files",
                         lambda *a: [dataclasses.replace(d, path=evil) for d in named(*a)])
-    shown = os.path.join(os.path.dirname(real), EVIL_SHOWN)
+    from rowformat.cli.output import printable
+    # (pypaimon 2.0.0 keeps the partition value's control characters in its directory name)
+    shown = printable(evil)
+    assert shown.endswith(EVIL_SHOWN)
     code, out, _ = run(capfd, "verify", path)
     assert code == 0 and out.splitlines() == [f"ok {shown}: 1 rows in 1 blocks",
                                               f"ok {path} (snapshot 1): 1 .row data file(s)"]
