@@ -236,16 +236,21 @@ _made: dict[tuple[str, Any], Any] = {}
 
 
 def _fingerprint(patches: list[Patch]) -> tuple:
-    """The identities a plan rests on: each owner's current attribute, for a
-    class its ``__init__``, and the attributes each point needs."""
+    """The objects a plan rests on (compared by identity, and held, so that
+    none is freed and another made at its address): each owner's current
+    attribute, for a class its ``__init__``, and the attributes each point needs."""
     out = []
     for p in patches:
         value = vars(p.owner).get(p.attr)
-        out.append(id(value) if value is not p.ours else id(p.stock))
+        out.append(value if value is not p.ours else p.stock)
         if isinstance(p.stock, type):
-            out.append(id(p.stock.__dict__.get("__init__")))
-        out.extend(id(a) for a in p.needed())
+            out.append(p.stock.__dict__.get("__init__"))
+        out.extend(p.needed())
     return tuple(out)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 _plan: Optional[Plan] = None
@@ -259,7 +264,7 @@ def plan() -> Plan:
     version = installed_version()
     current = _plan
     if current is not None and current.version == version \
-            and _fingerprint(current.patches) == current.fingerprint:
+            and _same(_fingerprint(current.patches), current.fingerprint):
         return current
     patches, skipped = [], {}
     for point in POINTS:
