@@ -2,7 +2,7 @@
 ``rowformat.paimon.accelerate()``, and against pypaimon-rust, side by side in one run.
 
     .venv/bin/python benchmarks/paimon_tables.py [--rows 1000000] [--stock-rows 200000]
-        [--pk-rows 200000] [--repeats 3] [--lookups 1000] [--no-rust]
+        [--pk-rows 200000] [--repeats 3] [--rust-repeats N] [--lookups 1000] [--no-rust]
         [--out benchmarks/results-paimon.md]
 
 The data is ``benchmarks/dataset.py``'s ``generate(n)``; pypaimon supports all
@@ -39,7 +39,8 @@ TIMESTAMP(3), DECIMAL(10, 2), BYTES), so none is dropped or cast.
   pypaimon's row ranges; a write+commit of ``--rows`` rows through
   pypaimon-rust's ``BatchWriteBuilder`` (pypaimon's ``write.native.enabled``
   is for Parquet tables only) against ``accelerate()``'s. These operations run
-  in interleaved rounds (every reader once per round, the order rotating);
+  in ``--rust-repeats`` (default ``--repeats``) interleaved rounds (every
+  reader once per round, the order rotating), timed in wall and CPU seconds;
   every reader's rows are checked equal to the data written before timing.
 
 Each cell is the median of ``--repeats`` runs (fresh table per write run).
@@ -242,13 +243,14 @@ def same_rows(got, want, key="id"):
     return False
 
 
-def against_rust(b, full, fast_tbl, lookups):
-    """pypaimon-rust's readers and writer against rowformat's, interleaved;
-    every reader's rows checked before any timing."""
+def against_rust(b, full, fast_tbl, lookups, repeats):
+    """pypaimon-rust's readers and writer against rowformat's, in
+    ``repeats`` interleaved rounds; every reader's rows checked before any timing."""
     from pypaimon.utils.range import Range
     res = {}
     rust = Rust(b.root)
     native = NativeCalls()
+    b.repeats, repeats = repeats, b.repeats
     try:
         table = b.table(fast_tbl)
         native_table = table.copy({"read.native.enabled": "true"})
@@ -389,6 +391,7 @@ def against_rust(b, full, fast_tbl, lookups):
         res["rust_files"] = len(b.files(written))
     finally:
         native.close()
+        b.repeats = repeats
     res["files"] = len(files)
     res["lookups"] = len(ids)
     return res
@@ -402,7 +405,7 @@ def _updates(data):
                           pc.negate(upd.column("score")))
 
 
-def run(rows, stock_rows, pk_rows, repeats, rust=False, lookups=1000):
+def run(rows, stock_rows, pk_rows, repeats, rust=False, lookups=1000, rust_repeats=None):
     full = generate(rows)
     small = full.slice(0, stock_rows) if stock_rows < rows else full
     pk_data = full.slice(0, pk_rows) if pk_rows < rows else full
@@ -435,7 +438,7 @@ def run(rows, stock_rows, pk_rows, repeats, rust=False, lookups=1000):
         res["append_scan_raw"], n = b.timed(raw)
         assert n == rows
         if rust:
-            res["rust"] = against_rust(b, full, fast_tbl, lookups)
+            res["rust"] = against_rust(b, full, fast_tbl, lookups, rust_repeats or repeats)
         # the Parquet reference, stock pypaimon
         res["parquet_write"], _ = b.timed(lambda n: b.write(n, full),
                                           lambda: b.create(full.schema, fmt="parquet"))
@@ -589,7 +592,7 @@ def versions() -> str:
 
 def commit() -> str:
     def git(*args):
-        return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True,
+        return subprocess.run(["git", "-C", str(HERE.parent), *args], capture_output=True,
                               text=True).stdout.strip()
     head = git("rev-parse", "--short", "HEAD") or "unknown"
     return head + (" (uncommitted changes)" if git("status", "--porcelain", "--", "rowformat",
@@ -602,6 +605,8 @@ def main(argv=None):
     ap.add_argument("--stock-rows", type=int, default=200_000)
     ap.add_argument("--pk-rows", type=int, default=200_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rust-repeats", type=int,
+                    help="rounds of the pypaimon-rust comparison (default: --repeats)")
     ap.add_argument("--lookups", type=int, default=1000,
                     help="random rows by _ROW_ID in the pypaimon-rust comparison")
     ap.add_argument("--no-rust", action="store_true",
@@ -612,12 +617,13 @@ def main(argv=None):
     pk_rows = min(a.pk_rows, a.rows)
     rust = not a.no_rust and rust_available()
     load_before = os.getloadavg()
-    res = run(a.rows, stock_rows, pk_rows, a.repeats, rust, a.lookups)
+    rust_repeats = a.rust_repeats or a.repeats
+    res = run(a.rows, stock_rows, pk_rows, a.repeats, rust, a.lookups, rust_repeats)
     load_after = os.getloadavg()
     md = table_md(res, a.rows, stock_rows, pk_rows, a.repeats)
     if rust:
         md += ("\n\n### Against pypaimon-rust\n\n"
-               f"Medians of {a.repeats} interleaved rounds; the append table of the first table's "
+               f"Medians of {rust_repeats} interleaved rounds; the append table of the first table's "
                f"`accelerate()` rows ({res['rust']['files']} data file(s)), read by every reader; "
                f"`_ROW_ID` rows from a copy with `row-tracking.enabled` and "
                f"`data-evolution.enabled`. Every reader's rows were checked equal to the data "
@@ -631,7 +637,7 @@ def main(argv=None):
             "# pypaimon tables at rowformat speed\n\n"
             "`.venv/bin/python benchmarks/paimon_tables.py "
             f"--rows {a.rows} --stock-rows {stock_rows} --pk-rows {pk_rows} --repeats {a.repeats}"
-            f"{f' --lookups {a.lookups}' if rust else ' --no-rust'}`"
+            f"{f' --rust-repeats {rust_repeats} --lookups {a.lookups}' if rust else ' --no-rust'}`"
             f" on {os.cpu_count()} cores, at {commit()} ({datetime.date.today()}).\n\n" + md + "\n")
 
 
