@@ -623,8 +623,8 @@ def main(argv=None):
     md = table_md(res, a.rows, stock_rows, pk_rows, a.repeats)
     if rust:
         md += ("\n\n### Against pypaimon-rust\n\n"
-               f"Medians of {rust_repeats} interleaved rounds; the append table of the first table's "
-               f"`accelerate()` rows ({res['rust']['files']} data file(s)), read by every reader; "
+               f"Medians of {rust_repeats} interleaved rounds on the append table `accelerate()` "
+               f"wrote above ({res['rust']['files']} data file(s)), read by every reader; "
                f"`_ROW_ID` rows from a copy with `row-tracking.enabled` and "
                f"`data-evolution.enabled`. Every reader's rows were checked equal to the data "
                f"written. \"rowformat alone\": rowformat's own API on the table's files, "
