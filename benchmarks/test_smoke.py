@@ -89,3 +89,30 @@ def test_spark_tables_report(tmp_path):
     assert "| write | Python-source floor |" in text
     assert "| full scan + aggregate | Python-source floor |" in text
     assert "Load average" in text and "pyspark 4." in text
+
+
+def test_paimon_tables_report(tmp_path):
+    """paimon_tables.py end to end at a tiny size: stock against accelerate(), and, when
+    pypaimon-rust is installed, its readers and writer (every reader's rows checked equal
+    by the script itself)."""
+    import pytest
+    pytest.importorskip("pypaimon")
+    out = tmp_path / "paimon.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "paimon_tables.py"), "--rows", "5000",
+                        "--stock-rows", "1000", "--pk-rows", "1000", "--repeats", "1",
+                        "--lookups", "100", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = out.read_text()
+    assert "| append, 5,000 rows | full scan |" in text
+    assert "| primary-key merged scan >= 5x |" in text
+    assert "Load average" in text and "pypaimon 2.1.0" in text
+    try:
+        import pypaimon_rust  # noqa: F401
+    except ImportError:
+        assert "pypaimon-rust not installed" in text
+        return
+    for op in ("full scan, 5,000 rows", "scan of 2 columns (id, name)",
+               "100 random rows by `_ROW_ID` (all columns)", "write+commit, 5,000 rows"):
+        assert text.count(f"\n| {op} | ") == 2          # wall and CPU tables
+    assert text.count(">= 2x faster than pypaimon-rust") == 4
