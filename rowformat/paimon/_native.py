@@ -6,7 +6,7 @@ supported there, so the whole read falls back to pypaimon's Python split
 reads, which decode those files with rowformat. Measured on a 1M-row,
 10-column append table, pypaimon-rust 0.4.0 scans about 2x slower than
 rowformat, and on a primary-key ``.row`` table whose bucket holds one file
-it decodes with the wrong field layout (wrong values, no error).
+it decodes with the wrong field layout: an error, or wrong values without one.
 
 A read's splits go to one reader or the other as a whole, so a table whose
 splits mix another format with ``.blob`` files (a data-evolution Parquet
