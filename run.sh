@@ -9,8 +9,8 @@
 # The package is installed in editable mode: the compiled modules rebuild on
 # import when their sources change, so `.venv/bin/python -m pytest` from the
 # repository root tests the current tree. Setup reinstalls only when
-# pyproject.toml or CMakeLists.txt changed, or a Python module was added,
-# moved or removed.
+# pyproject.toml, CMakeLists.txt or build_backend/ changed, a Python module was
+# added, moved or removed, or .venv's rowformat no longer imports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 cd "$ROOT"
@@ -35,7 +35,7 @@ setup() {
         rm -f "$stamp"
     fi
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        echo "run.sh: installing build tools and dependencies into $VENV" >&2
+        echo "run.sh: installing the build tools into $VENV" >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip
         # editable rebuilds run in this venv, so the build tools live here too;
         # without build isolation, dependencies published only as sdists
