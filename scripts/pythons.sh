@@ -50,7 +50,8 @@ debian_archive() {
     local f uri
     for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
         [ -f "$f" ] || continue
-        uri="$(awk '$1 ~ /^deb(-src)?$/ { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) { print $i; exit } }' "$f" \
+        uri="$(awk '$1 ~ /^deb(-src)?$/ {   # deb [opt=... opt=...] URI suite...
+                i = 2; if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }; print $i }' "$f" \
             | grep -E '/debian/?$' | head -1 || true)"
         [ -n "$uri" ] && { echo "${uri%/}"; return 0; }
     done
