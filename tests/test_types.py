@@ -2,6 +2,7 @@ import pyarrow as pa
 import pytest
 
 import rowformat
+from tests._deps import importorskip_pypaimon
 from rowformat import SchemaError, schema
 from rowformat.arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
 from rowformat.schema_json import dumps, loads
@@ -150,6 +151,7 @@ def test_schema_json_round_trip_and_shape():
 
 
 def test_schema_json_is_what_pypaimon_parses():
+    importorskip_pypaimon()
     from pypaimon.schema.data_types import DataTypeParser
     import json
     s = schema("id INT NOT NULL, name VARCHAR(20), tags ARRAY<STRING>, m MAP<STRING NOT NULL, INT>, "

@@ -65,18 +65,21 @@ static int rf_stash_n;
 static size_t rf_stash_bytes;
 static int rf_stash_scans;
 static pthread_mutex_t rf_stash_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t rf_stash_once = PTHREAD_ONCE_INIT;
+static int rf_stash_atfork;   /* the fork handlers are registered (under the lock) */
 
 /* a fork while a pool thread holds the lock would leave it locked in the child */
 static void rf_stash_prepare(void) { pthread_mutex_lock(&rf_stash_lock); }
 static void rf_stash_release(void) { pthread_mutex_unlock(&rf_stash_lock); }
-static void rf_stash_init(void) {
-    pthread_atfork(rf_stash_prepare, rf_stash_release, rf_stash_release);
-}
 
 static void rf_stash_lock_(void) {
-    pthread_once(&rf_stash_once, rf_stash_init);
     pthread_mutex_lock(&rf_stash_lock);
+    /* first use registers the fork handlers; not with pthread_once, which
+     * glibc 2.34+ versions GLIBC_2.34 and so would raise the wheels' glibc
+     * floor (manylinux_2_28: scripts/build_wheel.sh) */
+    if (!rf_stash_atfork) {
+        rf_stash_atfork = 1;
+        pthread_atfork(rf_stash_prepare, rf_stash_release, rf_stash_release);
+    }
 }
 
 /* Removes stash entry i, returning its buffer (the lock is held). */

@@ -6,7 +6,9 @@ from decimal import Decimal
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-pytest.importorskip("pypaimon")
+from tests._deps import importorskip_pypaimon
+
+importorskip_pypaimon()
 from pypaimon.filesystem.local_file_io import LocalFileIO  # noqa: E402
 from pypaimon.read.reader.format_blob_reader import FormatBlobReader  # noqa: E402
 from pypaimon.schema.data_types import (  # noqa: E402

@@ -5,9 +5,10 @@ import os
 from decimal import Decimal
 
 import pyarrow as pa
-import pytest
 
-pytest.importorskip("pypaimon")
+from tests._deps import importorskip_pypaimon
+
+importorskip_pypaimon()
 
 from pypaimon import CatalogFactory, Schema  # noqa: E402
 

@@ -2,7 +2,9 @@
 warehouses, and pypaimon restored to stock around every test."""
 import pytest
 
-pytest.importorskip("pypaimon")
+from tests._deps import importorskip_pypaimon
+
+importorskip_pypaimon()
 
 import rowformat.paimon as rp  # noqa: E402
 

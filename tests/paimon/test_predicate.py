@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._deps import importorskip_pypaimon
+
 from rowformat.paimon import _predicate
 
-pytest.importorskip("pypaimon")
+importorskip_pypaimon()
 from pypaimon.common.predicate import Predicate  # noqa: E402
 
 COLUMNS = {

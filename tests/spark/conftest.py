@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-pytest.importorskip("pyspark")
+pytest.importorskip("pyspark", reason="pyspark is not installed: it comes with the [spark] "
+                    "extra, not [test] (bash run.sh test installs both)")
 
 # Workers run PYSPARK_PYTHON (default: python3 from PATH, which lacks our
 # packages when the venv is not activated).
