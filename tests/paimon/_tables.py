@@ -5,6 +5,7 @@ import os
 from decimal import Decimal
 
 import pyarrow as pa
+import pytest
 
 from tests._deps import importorskip_pypaimon
 
