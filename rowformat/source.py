@@ -8,6 +8,7 @@ import operator
 import os
 import stat
 import threading
+import weakref
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +49,21 @@ def open_regular(path) -> int:
     return fd
 
 
+# Sources open in this process. A forked child has none of its parent's
+# threads: a read they had in flight would never leave (close() would wait
+# for it forever), and a lock one of them held would never be released.
+_SOURCES: "weakref.WeakSet[Source]" = weakref.WeakSet()
+
+
+def _forget_parent_reads_in_child() -> None:
+    for source in list(_SOURCES):
+        source._reset_locks()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parent_reads_in_child)
+
+
 class Source:
     """Positional reads from a path (pread, thread-safe) or a seekable file
     object (seek + read under a lock). With ``memory_map``, a local file is
@@ -58,9 +74,7 @@ class Source:
         self._file = None
         self._map = None
         self._view = None
-        self._lock = threading.Lock()       # seek + read of a file object
-        self._fence = threading.Condition(threading.Lock())
-        self._active = 0
+        self._reset_locks()
         self._closed = False
         self._owned = False
         local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
@@ -90,6 +104,12 @@ class Source:
             self.name = str(getattr(f, "name", "<file object>"))
             self._file = f
             self.size = f.seek(0, os.SEEK_END)
+
+    def _reset_locks(self):
+        self._lock = threading.Lock()       # seek + read of a file object
+        self._fence = threading.Condition(threading.Lock())
+        self._active = 0
+        _SOURCES.add(self)
 
     # Reads in flight are counted, and close() waits for them: closing the
     # descriptor under a pread could make it read another file opened

@@ -340,3 +340,22 @@ def test_close_while_other_threads_read(data, memory_map):
     r.close()
     with pytest.raises(ValueError, match="the reader is closed"):
         r.get(0)
+
+
+def test_a_forked_child_closes_a_source_with_a_read_in_flight_in_its_parent(data):
+    """A read the parent's thread had in flight at the fork never ends in the
+    child: its close() must not wait for it (it used to, forever)."""
+    import os
+    from rowformat.source import Source
+    path, _, _ = data
+    source = Source(str(path))
+    source._enter()                         # as a pool thread inside read() at the fork
+    pid = os.fork()
+    if pid == 0:
+        try:
+            source.close()
+        finally:
+            os._exit(0)
+    assert _child_exit_code(pid, "Source.close()") == 0
+    source._leave()
+    source.close()
