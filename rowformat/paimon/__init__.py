@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import threading
 import warnings
 from typing import Iterator, Optional
@@ -200,7 +199,3 @@ def _pypaimon_version() -> Optional[str]:
     except importlib.metadata.PackageNotFoundError:
         return None
 
-
-def env_requested() -> bool:
-    """Whether this process's environment asks for acceleration (:data:`ENV_VAR`)."""
-    return os.environ.get(ENV_VAR, "").strip().lower() not in ("", "0", "false", "no", "off")
