@@ -44,6 +44,9 @@ INLINE_COLD = 2
 # a whole block, and walking the rows before the row costs what it saves)
 PREFIX_SHARE = 0.6
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
+# take() of at most this many rows (a training batch): each touched block
+# decompressed once, on all threads, and the rows decoded in this thread
+SCATTERED_ROWS = 16384
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -503,6 +506,8 @@ class RowFileReader:
         runs = self._inline_runs(rows)
         if runs is not None:
             return self._take_inline(runs, positions)
+        if len(rows) <= SCATTERED_ROWS:
+            return self._take_scattered(rows, positions)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         if np.all(rows[1:] > rows[:-1]):
             batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
@@ -510,6 +515,82 @@ class RowFileReader:
         unique, inverse = np.unique(rows, return_inverse=True)
         batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(unique)))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
+
+    def _take_scattered(self, rows: np.ndarray, positions) -> pa.Table:
+        """take() of up to SCATTERED_ROWS rows: their blocks decompressed
+        once each, on all the threads (touched_blocks), then their rows
+        decoded block by block and put in the order asked."""
+        unique, inverse = np.unique(rows, return_inverse=True)
+        blocks = self._block_of(unique)
+        bounds = np.flatnonzero(blocks[1:] != blocks[:-1]) + 1
+        lo = np.concatenate([[0], bounds])
+        hi = np.concatenate([bounds, [len(unique)]])
+        heads = blocks[lo]
+        local = unique - self._starts[blocks]
+        dec = self._decoder(positions)
+        for b, block, a, z in zip(heads.tolist(), self.touched_blocks(heads, local[hi - 1]),
+                                  lo.tolist(), hi.tolist()):
+            try:
+                dec.decode(block, local[a:z])
+            except RowDecodeError as e:
+                raise self._decode_error(b, e) from None
+        table = pa.Table.from_batches([dec.finish()])
+        if len(unique) == len(rows) and np.all(unique == rows):
+            return table
+        return table.take(pa.array(inverse.ravel()))
+
+    def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
+        """The blocks ``blocks`` (distinct), each holding at least its rows
+        up to ``lasts`` (local row numbers): from the cache, else read and
+        decompressed once each, on all the reader's threads at once (the
+        GIL released in pread, ZSTD and the prefix walk): whole by libzstd
+        (and cached), or, with prefix_lookups, a block whose last row wanted
+        is in its first PREFIX_SHARE of rows only up to that row (see
+        PrefixBlock)."""
+        out = [self._cache.get(b) for b in blocks.tolist()]
+        cold = [k for k, block in enumerate(out) if block is None]
+        if not cold:
+            return out
+        work = []
+        for k in cold:
+            b, last = int(blocks[k]), int(lasts[k])
+            early = self.prefix_lookups and last < self._blocks[b][3] * PREFIX_SHARE
+            # a prefix costs about its share of a whole block (the walk included)
+            work.append((last / self._blocks[b][3] if early else 1.0, k, b, last if early else -1))
+        work.sort(reverse=True)
+        shares = [work[t::self.threads] for t in range(min(self.threads, len(work)))]
+        futures = [_shared_pool(self.threads).submit(self._fetch, share) for share in shares[1:]]
+        try:
+            done = self._fetch(shares[0])
+        finally:
+            wait(futures)
+        for f in [None, *futures]:
+            for k, block in (done if f is None else f.result()):
+                out[k] = block
+        return out
+
+    def _fetch(self, share: list) -> list:
+        """(k, block) for the (cost, k, block number, last row or -1) of one
+        thread's share of touched_blocks()."""
+        got = []
+        early = [(k, b, last) for _, k, b, last in share if last >= 0]
+        if early:
+            meta = [self._blocks[b] for _, b, _ in early]
+            frames = [self._source.frame(offset, size) for offset, size, _, _ in meta]
+            job = _rowcodec.BlockPrefixes(
+                frames, np.array([m[2] for m in meta], np.int64),
+                np.array([m[3] for m in meta], np.int64),
+                np.array([last for _, _, last in early], np.int64))
+            job.run(self._decoder(None))
+            got.extend((k, block) for (k, _, _), block in zip(early, job.blocks()))
+            del job                         # (it holds views of the frames)
+            for frame in frames:
+                if type(frame) is memoryview:
+                    frame.release()
+        redo = {k for k, block in got if block is None}   # left to libzstd
+        got = [(k, block) for k, block in got if block is not None]
+        got.extend((k, self.block(b)) for _, k, b, last in share if last < 0 or k in redo)
+        return got
 
     def _list_runs(self, rows: list) -> list:
         """(block, local row numbers) for each run of ``rows`` in one block, in
