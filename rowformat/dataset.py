@@ -13,7 +13,9 @@ without importing torch) and :class:`BlockShuffleSampler`.
 
 Row ``i`` of the dataset is row ``i - start`` of the file whose rows start
 at ``start``, the files in the order given (for a table: its snapshot's data
-files by partition, bucket and path). Each process opens its own readers the
+files by partition, bucket and path; for a row-tracking table, by their
+first ``_ROW_ID``: ``row_ids(indices)`` and ``take_row_ids(ids)`` go
+between the two). Each process opens its own readers the
 first time it reads, and keeps them (their block caches too) across batches;
 a dataset pickled to DataLoader workers (fork or spawn) carries only paths
 and schemas. Readers release the GIL while they decompress.
@@ -28,7 +30,7 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError, RowIndexError
-from .reader import RowFileReader
+from .reader import RowFileReader, Scatter, touched_blocks
 from .source import as_rows
 from .types import RowType
 
@@ -41,17 +43,23 @@ class RowDataset:
     ``ds[i]`` is one row as a dict; ``ds.take(indices)`` and
     ``ds.__getitems__(indices)`` (what a PyTorch ``DataLoader`` calls for a
     batch) one ``RecordBatch`` of those rows in the order asked
-    (``format="numpy"``: a dict of NumPy arrays)."""
+    (``format="numpy"``: a dict of NumPy arrays).
+
+    ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
+    lets a batch decompress a block only up to the last row it needs there
+    (RowFileReader's option of that name, and its caveat)."""
 
     def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
-                 cache_bytes: int = 64 << 20):
+                 cache_bytes: int = 64 << 20, prefix_lookups: bool = False):
+        first_ids = None
         if isinstance(source, (str, os.PathLike)):
-            files, file_schema = _table_files(os.fspath(source), schema)
+            files, file_schema, first_ids = _table_files(os.fspath(source), schema)
         else:
             files = [os.fspath(p) for p in source]
             if schema is None:
                 raise DatasetError("RowDataset: give the schema of the .row files")
             file_schema = as_row_type(schema)
+        self.source = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "RowDataset"
         self.files: list[str] = files
         self.schema: RowType = file_schema
         self.columns = list(columns) if columns is not None else list(file_schema.names)
@@ -62,6 +70,7 @@ class RowDataset:
         full = to_arrow_schema(file_schema)
         self.arrow_schema = pa.schema([full.field(c) for c in self.columns])
         self.cache_bytes = cache_bytes
+        self.prefix_lookups = prefix_lookups
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
         counts, block_starts = [], []
@@ -72,6 +81,13 @@ class RowDataset:
             block_starts.append(r.block_index.row_starts.astype(np.int64) + offset)
             offset += r.num_rows
         self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        # a row-tracking table: each file's first _ROW_ID (the files in that order)
+        self.first_row_ids: Optional[np.ndarray] = first_ids
+        if first_ids is not None:
+            ends = first_ids + np.diff(self._starts)
+            if len(ends) > 1 and (first_ids[1:] < ends[:-1]).any():
+                raise DatasetError(f"{source}: the _ROW_ID ranges of its data files overlap "
+                                   f"(a data-evolution table): RowDataset reads one file per row")
         # the first row of every block of every file, as dataset rows
         self.block_starts: np.ndarray = (np.concatenate(block_starts) if block_starts
                                          else np.zeros(0, np.int64))
@@ -97,14 +113,12 @@ class RowDataset:
         rows = as_rows(indices, len(self), "indices")
         file_of = np.searchsorted(self._starts, rows, side="right") - 1
         order = np.argsort(file_of, kind="stable")
-        parts = []
-        for f in np.unique(file_of).tolist():
-            picked = order[file_of[order] == f]
-            local = rows[picked] - self._starts[f]
-            try:
-                parts.append(self._reader(f).take(local, self.columns))
-            except RowIndexError as e:
-                raise RowIndexError(f"{self.files[f]}: {e}") from None
+        files = np.unique(file_of).tolist()
+        # every touched block of every file read and decompressed at once, on all threads
+        wanted = [Scatter(self._reader(f), rows[order[file_of[order] == f]] - self._starts[f])
+                  for f in files]
+        parts = [w.decode(blocks, w.reader._column_positions(self.columns))
+                 for w, blocks in zip(wanted, touched_blocks(wanted))]
         table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
         # the rows are grouped by file: put them back in the order asked
         table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
@@ -114,6 +128,31 @@ class RowDataset:
                     for name, col in zip(batch.schema.names, batch.columns)}
         return batch
 
+    # -- _ROW_ID (row-tracking tables) -----------------------------------------
+    def row_ids(self, indices) -> np.ndarray:
+        """The ``_ROW_ID`` of the dataset rows ``indices``."""
+        rows = as_rows(indices, len(self), "indices")
+        f = np.searchsorted(self._starts, rows, side="right") - 1
+        return self._tracked()[f] + rows - self._starts[f]
+
+    def take_row_ids(self, ids, format: str = "arrow") -> Any:
+        """take() of the rows whose ``_ROW_ID`` are ``ids``, in the order given."""
+        first = self._tracked()
+        ids = np.asarray(ids, np.int64).reshape(-1)
+        f = np.searchsorted(first, ids, side="right") - 1
+        fc = np.maximum(f, 0)
+        local = ids - first[fc]
+        bad = (f < 0) | (local >= np.diff(self._starts)[fc])
+        if np.any(bad):
+            raise RowIndexError(f"{self.source}: no row has _ROW_ID {int(ids[np.argmax(bad)])}")
+        return self.take(self._starts[fc] + local, format)
+
+    def _tracked(self) -> np.ndarray:
+        if self.first_row_ids is None:
+            raise DatasetError(f"{self.source}: not a row-tracking table "
+                               f"('row-tracking.enabled'): its rows have no _ROW_ID")
+        return self.first_row_ids
+
     # -- readers, one set per process ----------------------------------------
     def _reader(self, f: int) -> RowFileReader:
         if self._pid != os.getpid():        # a forked worker: its own readers
@@ -121,7 +160,8 @@ class RowDataset:
         r = self._readers.get(f)
         if r is None:
             r = self._readers[f] = RowFileReader(self.files[f], self.schema,
-                                                 cache_bytes=self.cache_bytes)
+                                                 cache_bytes=self.cache_bytes,
+                                                 prefix_lookups=self.prefix_lookups)
         return r
 
     def close(self) -> None:
@@ -147,7 +187,9 @@ def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
     return batches[0]
 
 
-def _table_files(path: str, schema) -> tuple[list[str], RowType]:
+def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.ndarray]]:
+    """The table's .row data files (by first _ROW_ID for a row-tracking
+    table), its schema, and the files' first _ROW_IDs (or None)."""
     from .paimon import tables
     if schema is not None:
         raise DatasetError("RowDataset: a Paimon table's schema is its own; give no schema")
@@ -165,8 +207,15 @@ def _table_files(path: str, schema) -> tuple[list[str], RowType]:
                                f"or a subset of the columns")
         if getattr(d.meta, "delete_row_count", 0):
             raise DatasetError(f"{path}: data file {d.path} has deleted rows")
-        files.append(d.path)
-    return files, tables.row_type(table)
+        files.append(d)
+    first = None
+    if table.options.row_tracking_enabled() and files:
+        if any(d.meta.first_row_id is None for d in files):
+            raise DatasetError(f"{path}: a data file has no _ROW_ID range (written before row "
+                               f"tracking was enabled?)")
+        files.sort(key=lambda d: d.meta.first_row_id)
+        first = np.array([d.meta.first_row_id for d in files], np.int64)
+    return [d.path for d in files], tables.row_type(table), first
 
 
 class BlockShuffleSampler:

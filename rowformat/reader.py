@@ -13,6 +13,7 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
+from functools import partial
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -519,55 +520,27 @@ class RowFileReader:
     def _take_scattered(self, rows: np.ndarray, positions) -> pa.Table:
         """take() of up to SCATTERED_ROWS rows: their blocks decompressed
         once each, on all the threads (touched_blocks), then their rows
-        decoded block by block and put in the order asked."""
-        unique, inverse = np.unique(rows, return_inverse=True)
-        blocks = self._block_of(unique)
-        bounds = np.flatnonzero(blocks[1:] != blocks[:-1]) + 1
-        lo = np.concatenate([[0], bounds])
-        hi = np.concatenate([bounds, [len(unique)]])
-        heads = blocks[lo]
-        local = unique - self._starts[blocks]
-        dec = self._decoder(positions)
-        for b, block, a, z in zip(heads.tolist(), self.touched_blocks(heads, local[hi - 1]),
-                                  lo.tolist(), hi.tolist()):
-            try:
-                dec.decode(block, local[a:z])
-            except RowDecodeError as e:
-                raise self._decode_error(b, e) from None
-        table = pa.Table.from_batches([dec.finish()])
-        if len(unique) == len(rows) and np.all(unique == rows):
-            return table
-        return table.take(pa.array(inverse.ravel()))
+        decoded and put in the order asked."""
+        want = Scatter(self, rows)
+        return want.decode(touched_blocks([want])[0], positions)
 
     def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
-        """The blocks ``blocks`` (distinct), each holding at least its rows
-        up to ``lasts`` (local row numbers): from the cache, else read and
-        decompressed once each, on all the reader's threads at once (the
-        GIL released in pread, ZSTD and the prefix walk): whole by libzstd
-        (and cached), or, with prefix_lookups, a block whose last row wanted
-        is in its first PREFIX_SHARE of rows only up to that row (see
-        PrefixBlock)."""
-        out = [self._cache.get(b) for b in blocks.tolist()]
-        cold = [k for k, block in enumerate(out) if block is None]
-        if not cold:
-            return out
+        """The blocks ``blocks`` (distinct) holding at least their rows up to
+        ``lasts``: see the module's touched_blocks()."""
+        return touched_blocks([_Wanted(self, blocks, lasts)])[0]
+
+    def _work(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> list:
+        """Fills ``out`` with the cached blocks; (cost, k, block, last or -1)
+        for each other one (a prefix costs about its share of a whole block,
+        the walk included)."""
         work = []
-        for k in cold:
-            b, last = int(blocks[k]), int(lasts[k])
-            early = self.prefix_lookups and last < self._blocks[b][3] * PREFIX_SHARE
-            # a prefix costs about its share of a whole block (the walk included)
-            work.append((last / self._blocks[b][3] if early else 1.0, k, b, last if early else -1))
-        work.sort(reverse=True)
-        shares = [work[t::self.threads] for t in range(min(self.threads, len(work)))]
-        futures = [_shared_pool(self.threads).submit(self._fetch, share) for share in shares[1:]]
-        try:
-            done = self._fetch(shares[0])
-        finally:
-            wait(futures)
-        for f in [None, *futures]:
-            for k, block in (done if f is None else f.result()):
-                out[k] = block
-        return out
+        for k, (b, last) in enumerate(zip(blocks.tolist(), np.asarray(lasts).tolist())):
+            out[k] = self._cache.get(b)
+            if out[k] is None:
+                rows = self._blocks[b][3]
+                early = self.prefix_lookups and last < rows * PREFIX_SHARE
+                work.append((last / rows if early else 1.0, k, b, last if early else -1))
+        return work
 
     def _fetch(self, share: list) -> list:
         """(k, block) for the (cost, k, block number, last row or -1) of one
@@ -659,3 +632,75 @@ class RowFileReader:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class _Wanted:
+    """Blocks of one reader to fetch, and the last row wanted in each."""
+    def __init__(self, reader: RowFileReader, blocks: np.ndarray, lasts: np.ndarray):
+        self.reader, self.blocks, self.lasts = reader, blocks, lasts
+
+
+class Scatter(_Wanted):
+    """A take of scattered rows of one file, planned: its distinct rows by
+    block (the blocks and their last rows to fetch), and how to put the
+    decoded rows back in the order asked."""
+    def __init__(self, reader: RowFileReader, rows: np.ndarray):
+        self.unique, self.inverse = np.unique(rows, return_inverse=True)
+        self.in_order = len(self.unique) == len(rows) and bool(np.all(self.unique == rows))
+        blocks = reader._block_of(self.unique)
+        cuts = np.flatnonzero(blocks[1:] != blocks[:-1]) + 1
+        self.lo = np.concatenate([[0], cuts]).astype(np.int64)
+        self.hi = np.concatenate([cuts, [len(self.unique)]]).astype(np.int64)
+        self.local = self.unique - reader._starts[blocks]
+        super().__init__(reader, blocks[self.lo], self.local[self.hi - 1])
+
+    def decode(self, blocks: list, positions) -> pa.Table:
+        """The rows, from their ``blocks`` (touched_blocks'), in the order asked."""
+        r = self.reader
+        dec = r._decoder(positions)
+        for b, block, a, z in zip(self.blocks.tolist(), blocks, self.lo.tolist(), self.hi.tolist()):
+            try:
+                dec.decode(block, self.local[a:z])
+            except RowDecodeError as e:
+                raise r._decode_error(b, e) from None
+        table = pa.Table.from_batches([dec.finish()])
+        return table if self.in_order else table.take(pa.array(self.inverse.ravel()))
+
+
+def touched_blocks(wanted: list) -> list:
+    """For each _Wanted (of any readers), its blocks, each holding at least
+    its rows up to its last wanted: from the reader's cache, else read and
+    decompressed once each, all of them on the threads at once (the GIL
+    released in pread, ZSTD and the prefix walk): whole by libzstd (and
+    cached), or, with the reader's prefix_lookups, a block whose last row
+    wanted is in its first PREFIX_SHARE of rows only up to that row (see
+    PrefixBlock). A random batch's floor: each touched block decompressed
+    once, on every core, only as far as needed."""
+    outs = [[None] * len(w.blocks) for w in wanted]
+    work = [(cost, n, k, b, last) for n, w in enumerate(wanted)
+            for cost, k, b, last in w.reader._work(w.blocks, w.lasts, outs[n])]
+    if not work:
+        return outs
+    work.sort(reverse=True)     # the costliest first, dealt round-robin: shares of about equal cost
+    threads = max(w.reader.threads for w in wanted)
+    shares = [work[t::threads] for t in range(min(threads, len(work)))]
+    fetch = partial(_fetch_share, [w.reader for w in wanted])
+    futures = [_shared_pool(threads).submit(fetch, share) for share in shares[1:]]
+    try:
+        done = fetch(shares[0])
+    finally:
+        wait(futures)
+    for got in [done, *(f.result() for f in futures)]:
+        for n, k, block in got:
+            outs[n][k] = block
+    return outs
+
+
+def _fetch_share(readers: list, share: list) -> list:
+    """(n, k, block) for one thread's share of touched_blocks()' work."""
+    got = []
+    for n, r in enumerate(readers):
+        mine = [(cost, k, b, last) for cost, m, k, b, last in share if m == n]
+        if mine:
+            got.extend((n, k, block) for k, block in r._fetch(mine))
+    return got
