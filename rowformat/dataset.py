@@ -67,6 +67,7 @@ class RowDataset:
         if unknown:
             raise DatasetError(f"RowDataset: no column(s) {unknown}; the columns are "
                                f"{list(file_schema.names)}")
+        self._positions = tuple(file_schema.index(c) for c in self.columns)
         full = to_arrow_schema(file_schema)
         self.arrow_schema = pa.schema([full.field(c) for c in self.columns])
         self.cache_bytes = cache_bytes
@@ -117,11 +118,13 @@ class RowDataset:
         # every touched block of every file read and decompressed at once, on all threads
         wanted = [Scatter(self._reader(f), rows[order[file_of[order] == f]] - self._starts[f])
                   for f in files]
-        parts = [w.decode(blocks, w.reader._column_positions(self.columns))
+        parts = [w.decode(blocks, self._positions)
                  for w, blocks in zip(wanted, touched_blocks(wanted))]
-        table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
-        # the rows are grouped by file: put them back in the order asked
-        table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+        if len(parts) == 1:
+            table = parts[0]
+        else:   # the rows are grouped by file: put them back in the order asked
+            table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
+            table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
         batch = _one_batch(table, self.arrow_schema)
         if format == "numpy":
             return {name: col.to_numpy(zero_copy_only=False)

@@ -641,30 +641,28 @@ class _Wanted:
 
 
 class Scatter(_Wanted):
-    """A take of scattered rows of one file, planned: its distinct rows by
-    block (the blocks and their last rows to fetch), and how to put the
-    decoded rows back in the order asked."""
+    """A take of scattered rows of one file, planned: the distinct blocks
+    its rows are in (and the last row wanted in each) to fetch, and for each
+    row, in the order asked, its block among them and its row there."""
     def __init__(self, reader: RowFileReader, rows: np.ndarray):
-        self.unique, self.inverse = np.unique(rows, return_inverse=True)
-        self.in_order = len(self.unique) == len(rows) and bool(np.all(self.unique == rows))
-        blocks = reader._block_of(self.unique)
-        cuts = np.flatnonzero(blocks[1:] != blocks[:-1]) + 1
-        self.lo = np.concatenate([[0], cuts]).astype(np.int64)
-        self.hi = np.concatenate([cuts, [len(self.unique)]]).astype(np.int64)
-        self.local = self.unique - reader._starts[blocks]
-        super().__init__(reader, blocks[self.lo], self.local[self.hi - 1])
+        blocks = reader._block_of(rows)
+        heads, self.which = np.unique(blocks, return_inverse=True)
+        self.which = self.which.astype(np.int64).ravel()
+        self.local = np.ascontiguousarray(rows - reader._starts[blocks], np.int64)
+        lasts = np.zeros(len(heads), np.int64)
+        np.maximum.at(lasts, self.which, self.local)
+        super().__init__(reader, heads, lasts)
 
     def decode(self, blocks: list, positions) -> pa.Table:
-        """The rows, from their ``blocks`` (touched_blocks'), in the order asked."""
+        """The rows, from their ``blocks`` (touched_blocks'), in the order
+        asked, decoded in one C loop (the GIL released)."""
         r = self.reader
         dec = r._decoder(positions)
-        for b, block, a, z in zip(self.blocks.tolist(), blocks, self.lo.tolist(), self.hi.tolist()):
-            try:
-                dec.decode(block, self.local[a:z])
-            except RowDecodeError as e:
-                raise r._decode_error(b, e) from None
-        table = pa.Table.from_batches([dec.finish()])
-        return table if self.in_order else table.take(pa.array(self.inverse.ravel()))
+        try:
+            dec.decode_gather(blocks, self.which, self.local)
+        except RowDecodeError as e:
+            raise r._decode_error(int(self.blocks[e.block]), e) from None
+        return pa.Table.from_batches([dec.finish()])
 
 
 def touched_blocks(wanted: list) -> list:

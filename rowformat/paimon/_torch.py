@@ -96,6 +96,7 @@ class _RowIdFiles:
         if any(n not in by_name for n in self.columns):
             raise _NotFast("a projected field the data files do not hold")
         self.schema = _types.row_type(fields)
+        self.positions = tuple(self.schema.index(c) for c in self.columns)
         self.targets = parser.from_paimon_schema([by_name[n] for n in self.columns])
         self.readers: dict[int, RowFileReader] = {}
         self.pid = os.getpid()
@@ -120,9 +121,10 @@ class _RowIdFiles:
         order = np.argsort(f, kind="stable")
         files = np.unique(f).tolist()
         wanted = [Scatter(self.reader(k), local[order[f[order] == k]]) for k in files]
-        parts = [w.decode(blocks, w.reader._column_positions(self.columns))
+        parts = [w.decode(blocks, self.positions)
                  for w, blocks in zip(wanted, touched_blocks(wanted))]
-        table = pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable")))
+        table = parts[0] if len(parts) == 1 else \
+            pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable")))
         arrays = {name: _types.conform(table.column(name).combine_chunks(), t.type)
                   for name, t in zip(self.columns, self.targets)}
         arrays[self.row_id] = pa.array(ids, pa.int64())
