@@ -29,8 +29,8 @@ import numpy as np
 import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
-from .errors import DatasetError, RowIndexError
-from .reader import RowFileReader, Scatter, touched_blocks
+from .errors import DatasetError
+from .reader import RowFileReader, route_row_ids, take_files
 from .source import as_rows
 from .types import RowType
 
@@ -113,18 +113,9 @@ class RowDataset:
             raise ValueError(f"format must be 'arrow' or 'numpy', got {format!r}")
         rows = as_rows(indices, len(self), "indices")
         file_of = np.searchsorted(self._starts, rows, side="right") - 1
-        order = np.argsort(file_of, kind="stable")
-        files = np.unique(file_of).tolist()
-        # every touched block of every file read and decompressed at once, on all threads
-        wanted = [Scatter(self._reader(f), rows[order[file_of[order] == f]] - self._starts[f])
-                  for f in files]
-        parts = [w.decode(blocks, self._positions)
-                 for w, blocks in zip(wanted, touched_blocks(wanted))]
-        if len(parts) == 1:
-            table = parts[0]
-        else:   # the rows are grouped by file: put them back in the order asked
-            table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
-            table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+        table = take_files(self._reader, file_of, rows - self._starts[file_of], self._positions)
+        if table is None:
+            table = self.arrow_schema.empty_table()
         batch = _one_batch(table, self.arrow_schema)
         if format == "numpy":
             return {name: col.to_numpy(zero_copy_only=False)
@@ -140,15 +131,8 @@ class RowDataset:
 
     def take_row_ids(self, ids, format: str = "arrow") -> Any:
         """take() of the rows whose ``_ROW_ID`` are ``ids``, in the order given."""
-        first = self._tracked()
-        ids = np.asarray(ids, np.int64).reshape(-1)
-        f = np.searchsorted(first, ids, side="right") - 1
-        fc = np.maximum(f, 0)
-        local = ids - first[fc]
-        bad = (f < 0) | (local >= np.diff(self._starts)[fc])
-        if np.any(bad):
-            raise RowIndexError(f"{self.source}: no row has _ROW_ID {int(ids[np.argmax(bad)])}")
-        return self.take(self._starts[fc] + local, format)
+        f, local = route_row_ids(self._tracked(), np.diff(self._starts), ids, self.source)
+        return self.take(self._starts[f] + local, format)
 
     def _tracked(self) -> np.ndarray:
         if self.first_row_ids is None:

@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
 from functools import partial
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -702,3 +702,32 @@ def _fetch_share(readers: list, share: list) -> list:
         if mine:
             got.extend((n, k, block) for k, block in r._fetch(mine))
     return got
+
+
+def take_files(reader: Callable[[int], RowFileReader], file_of: np.ndarray, local: np.ndarray,
+               positions) -> Optional[pa.Table]:
+    """Row ``local[k]`` of file ``file_of[k]`` for each k, in that order
+    (None for no rows): every touched block of every file (``reader(f)``)
+    read and decompressed at once, on all threads (touched_blocks)."""
+    order = np.argsort(file_of, kind="stable")
+    wanted = [Scatter(reader(f), local[order[file_of[order] == f]])
+              for f in np.unique(file_of).tolist()]
+    parts = [w.decode(blocks, positions) for w, blocks in zip(wanted, touched_blocks(wanted))]
+    if len(parts) < 2:
+        return parts[0] if parts else None
+    # the rows are grouped by file: put them back in the order asked
+    return pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+
+
+def route_row_ids(first: np.ndarray, counts: np.ndarray, ids, where: str) -> tuple:
+    """(file, row in the file) of each ``_ROW_ID`` in ``ids``, the files'
+    ranges given by their sorted ``first`` ids and row ``counts``;
+    RowIndexError naming ``where`` for an id in no file."""
+    ids = np.asarray(ids, np.int64).reshape(-1)
+    f = np.searchsorted(first, ids, side="right") - 1
+    fc = np.maximum(f, 0)
+    local = ids - first[fc] if len(first) else ids
+    bad = (f < 0) | (local >= counts[fc]) if len(first) else np.ones(len(ids), bool)
+    if np.any(bad):
+        raise RowIndexError(f"{where}: no row has _ROW_ID {int(ids[np.argmax(bad)])}")
+    return fc, local

@@ -30,8 +30,7 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from ..errors import RowIndexError
-from ..reader import RowFileReader, Scatter, touched_blocks
+from ..reader import RowFileReader, route_row_ids, take_files
 from . import _reader, _types
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
@@ -112,19 +111,8 @@ class _RowIdFiles:
     def rows(self, row_ids: list) -> list:
         """The rows of ``row_ids`` (in that order) as pypaimon's dicts."""
         ids = np.asarray(row_ids, np.int64)
-        f = np.searchsorted(self.first, ids, side="right") - 1
-        fc = np.maximum(f, 0)
-        local = ids - self.first[fc] if len(self.first) else ids
-        bad = (f < 0) | (local >= (self.counts[fc] if len(self.first) else 0))
-        if np.any(bad):
-            raise RowIndexError(f"no data file holds _ROW_ID {int(ids[np.argmax(bad)])}")
-        order = np.argsort(f, kind="stable")
-        files = np.unique(f).tolist()
-        wanted = [Scatter(self.reader(k), local[order[f[order] == k]]) for k in files]
-        parts = [w.decode(blocks, self.positions)
-                 for w, blocks in zip(wanted, touched_blocks(wanted))]
-        table = parts[0] if len(parts) == 1 else \
-            pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable")))
+        f, local = route_row_ids(self.first, self.counts, ids, "to_torch() dataset")
+        table = take_files(self.reader, f, local, self.positions)
         arrays = {name: _types.conform(table.column(name).combine_chunks(), t.type)
                   for name, t in zip(self.columns, self.targets)}
         arrays[self.row_id] = pa.array(ids, pa.int64())
