@@ -96,11 +96,6 @@ def write_all(table: pa.Table, work: str) -> dict:
              "lance": os.path.join(work, "data.lance"), "warehouse": os.path.join(work, "wh")}
     peers.RowFormat().write(table, paths["row"])
     peers.Parquet().write(table, paths["parquet"])
-    try:
-        peers.Lance().write(table, paths["lance"])
-    except ImportError as e:
-        paths["lance"] = None
-        paths["lance_why"] = str(e)
     from pypaimon import Schema
     cat = _catalog(paths["warehouse"])
     cat.create_table("db.t", Schema.from_pyarrow_schema(table.schema, options=ROW_TRACKING), True)
@@ -114,6 +109,15 @@ def write_all(table: pa.Table, work: str) -> dict:
         c.close()
     paths["table"] = t
     return paths
+
+
+def write_lance(table: pa.Table, paths: dict) -> None:
+    """The Lance copy (after the epochs: lance is not fork-safe once imported)."""
+    try:
+        peers.Lance().write(table, paths["lance"])
+    except ImportError as e:
+        paths["lance"] = None
+        paths["lance_why"] = str(e)
 
 
 def random_batches(paths: dict, n: int, size: int, rounds: int, stock_rounds: int) -> dict:
@@ -255,9 +259,12 @@ def main(argv=None):
     machine = machine_info()
     work = tempfile.mkdtemp(prefix="rowformat-random-")
     try:
-        paths = write_all(generate(a.rows), work)
+        table = generate(a.rows)
+        paths = write_all(table, work)
         # the epochs first: their DataLoader workers fork before lance is imported (not fork-safe)
         loaders = epochs(paths["row"], a.batch, a.loader_batches)
+        write_lance(table, paths)
+        del table
         res = random_batches(paths, a.rows, a.batch, a.rounds, a.stock_rounds)
         res["lance_why"] = paths.get("lance_why")
         res["epochs"] = loaders
