@@ -199,6 +199,18 @@ class RowFileReader:
         block = self._cache.get(b)
         if block is not None:
             return block
+        block = self._decompressed(b)
+        if cache:
+            self._keep(b, block)
+        return block
+
+    def _keep(self, b: int, block) -> None:
+        self._cache.put(b, block, block.nbytes)
+        if ~b in self._cache:       # a lookup's prefix of it is no longer needed
+            self._cache.pop(~b)
+
+    def _decompressed(self, b: int) -> "_rowcodec.Block":
+        """Block ``b`` read, decompressed and checked (not through the cache)."""
         offset, size, usize, rows = self._blocks[b]
         try:
             d = self._local.decompressor
@@ -215,10 +227,6 @@ class RowFileReader:
         if block.num_rows != rows:
             raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
                                    f"index says {rows}")
-        if cache:
-            self._cache.put(b, block, block.nbytes)
-            if ~b in self._cache:       # a lookup's prefix of it is no longer needed
-                self._cache.pop(~b)
         return block
 
     def _rows_block(self, b: int, local) -> "_rowcodec.Block":
@@ -562,7 +570,12 @@ class RowFileReader:
                     frame.release()
         redo = {k for k, block in got if block is None}   # left to libzstd
         got = [(k, block) for k, block in got if block is not None]
-        got.extend((k, self.block(b)) for _, k, b, last in share if last < 0 or k in redo)
+        for _, k, b, last in share:
+            if last < 0 or k in redo:
+                block = self._decompressed(b)
+                if self._cache.budget:
+                    self._keep(b, block)
+                got.append((k, block))
         return got
 
     def _list_runs(self, rows: list) -> list:
