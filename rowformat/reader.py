@@ -128,10 +128,10 @@ class RowFileReader:
     with ``pread`` first: faster scans and lookups, as with pyarrow's option
     of that name, and the same caveat: the file must not be truncated while
     it is open (touching unmapped pages kills the process with SIGBUS).
-    ``prefix_lookups=True`` lets get() and small take()s of rows in the first
-    60% of an uncached block decompress only the block's prefix up to the
-    row (and resume it for the next lookup in the block), finding the row by
-    walking the rows before it. The cost: such a lookup cannot check the row
+    ``prefix_lookups=True`` lets get() and take() (of up to SCATTERED_ROWS
+    rows) of rows in the first 60% of an uncached block decompress only the
+    block's prefix up to the last such row (a lookup resumes it for the next
+    lookup in the block), finding the rows by walking the rows before them. The cost: such a lookup cannot check the row
     lengths against the block's offset array (it sits at the block's end),
     so a block whose bytes are damaged in a way that still parses returns
     what they say instead of an error; read(), verify() and the default
@@ -504,7 +504,10 @@ class RowFileReader:
         return pa.Table.from_batches(batches, schema=schema)
 
     def take(self, row_numbers, columns=None) -> pa.Table:
-        """The rows ``row_numbers``, in the order given (duplicates allowed)."""
+        """The rows ``row_numbers``, in the order given (duplicates allowed).
+        Up to SCATTERED_ROWS rows (a training batch): each block they touch
+        is read and decompressed once, on all the threads (touched_blocks),
+        and the rows decoded in the order asked in one C loop."""
         positions = self._column_positions(columns)
         few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers", self.name)
         if few is not None:
