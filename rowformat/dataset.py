@@ -23,6 +23,7 @@ and schemas. Readers release the GIL while they decompress.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -47,10 +48,13 @@ class RowDataset:
 
     ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
     lets a batch decompress a block only up to the last row it needs there
-    (RowFileReader's option of that name, and its caveat)."""
+    (RowFileReader's option of that name, and its caveat); ``threads``, the
+    readers' decoding threads (default: the core count, and in a DataLoader
+    worker the cores divided by the number of workers)."""
 
     def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
-                 cache_bytes: int = 64 << 20, prefix_lookups: bool = False):
+                 cache_bytes: int = 64 << 20, prefix_lookups: bool = False,
+                 threads: Optional[int] = None):
         first_ids = None
         if isinstance(source, (str, os.PathLike)):
             files, file_schema, first_ids = _table_files(os.fspath(source), schema)
@@ -72,6 +76,7 @@ class RowDataset:
         self.arrow_schema = pa.schema([full.field(c) for c in self.columns])
         self.cache_bytes = cache_bytes
         self.prefix_lookups = prefix_lookups
+        self.threads = threads
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
         counts, block_starts = [], []
@@ -148,7 +153,8 @@ class RowDataset:
         if r is None:
             r = self._readers[f] = RowFileReader(self.files[f], self.schema,
                                                  cache_bytes=self.cache_bytes,
-                                                 prefix_lookups=self.prefix_lookups)
+                                                 prefix_lookups=self.prefix_lookups,
+                                                 threads=self.threads or _worker_threads())
         return r
 
     def close(self) -> None:
@@ -165,6 +171,18 @@ class RowDataset:
     def __repr__(self) -> str:
         return (f"<RowDataset: {len(self)} rows in {len(self.files)} files, "
                 f"columns {self.columns}>")
+
+
+def _worker_threads() -> Optional[int]:
+    """In a PyTorch DataLoader worker, the cores shared out among the
+    loader's workers (each worker's readers decompress on that many
+    threads, so that the workers together use each core once); elsewhere
+    None (the readers' default, the core count)."""
+    data = sys.modules.get("torch.utils.data")
+    info = data.get_worker_info() if data is not None else None
+    if info is None:
+        return None
+    return max(1, (os.cpu_count() or 1) // info.num_workers)
 
 
 def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:

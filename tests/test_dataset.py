@@ -156,3 +156,25 @@ def test_dataloader_workers_return_every_row(files, tmp_path, context, sampler):
     assert workers == 2
     key = lambda r: r["id"]      # noqa: E731
     assert sorted(rows, key=key) == ref.to_pylist()
+
+
+def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
+    """In a DataLoader worker, each reader decompresses on the cores divided
+    by the number of workers (so the workers do not oversubscribe them)."""
+    import types
+    paths, _ = files
+    info = types.SimpleNamespace(num_workers=2)
+    fake = types.SimpleNamespace(get_worker_info=lambda: info)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setitem(sys.modules, "torch.utils.data", fake)
+    ds = RowDataset(paths, schema=SCHEMA)
+    assert all(r.threads == 4 for r in ds._readers.values())
+    info.num_workers = 16
+    ds.close()
+    ds.take([0, 3000])
+    assert {r.threads for r in ds._readers.values()} == {1}
+    fake.get_worker_info = lambda: None
+    ds.close()
+    ds.take([0])
+    assert ds._readers[0].threads == 8
+    assert RowDataset(paths, schema=SCHEMA, threads=3)._readers[0].threads == 3
