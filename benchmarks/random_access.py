@@ -132,6 +132,8 @@ def random_batches(paths: dict, n: int, size: int, rounds: int, stock_rounds: in
     floor = Floor(paths["row"])
     take = rowformat.RowFileReader(paths["row"], schema, cache_bytes=0)
     prefix = rowformat.RowFileReader(paths["row"], schema, cache_bytes=0, prefix_lookups=True)
+    mapped = rowformat.RowFileReader(paths["row"], schema, cache_bytes=0, prefix_lookups=True,
+                                     memory_map=True)
     ds = rowformat.RowDataset([paths["row"]], schema=schema, cache_bytes=0)
     pq = pads.dataset(paths["parquet"], format="parquet")
 
@@ -144,6 +146,7 @@ def random_batches(paths: dict, n: int, size: int, rounds: int, stock_rounds: in
             lambda rows: floor.decompress_blocks(blocks(rows), "2t-multi"),
         "RowFileReader.take": take.take,
         "RowFileReader.take, prefix_lookups=True": prefix.take,
+        "RowFileReader.take, prefix_lookups=True, memory_map=True": mapped.take,
         "RowDataset.take (one file)": ds.take,
         "Parquet: pyarrow.dataset take": lambda rows: pq.take(pa.array(rows)),
     }
@@ -176,7 +179,7 @@ def random_batches(paths: dict, n: int, size: int, rounds: int, stock_rounds: in
     info = {"blocks": statistics.median(len(blocks(b)) for b in batches),
             "files": len(splits), "rounds": rounds, "stock_rounds": stock_rounds}
     floor.close()
-    for r in (take, prefix):
+    for r in (take, prefix, mapped):
         r.close()
     return {"batch": med, "info": info}
 

@@ -50,11 +50,13 @@ class RowDataset:
     lets a batch decompress a block only up to the last row it needs there
     (RowFileReader's option of that name, and its caveat); ``threads``, the
     readers' decoding threads (default: the core count, and in a DataLoader
-    worker the cores divided by the number of workers)."""
+    worker the cores divided by the number of workers); ``memory_map=True``
+    decompresses blocks straight from mappings of the files (RowFileReader's
+    option, and its caveat: a file must not be truncated while it is open)."""
 
     def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
                  cache_bytes: int = 64 << 20, prefix_lookups: bool = False,
-                 threads: Optional[int] = None):
+                 threads: Optional[int] = None, memory_map: bool = False):
         first_ids = None
         if isinstance(source, (str, os.PathLike)):
             files, file_schema, first_ids = _table_files(os.fspath(source), schema)
@@ -77,6 +79,7 @@ class RowDataset:
         self.cache_bytes = cache_bytes
         self.prefix_lookups = prefix_lookups
         self.threads = threads
+        self.memory_map = memory_map
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
         counts, block_starts = [], []
@@ -154,7 +157,8 @@ class RowDataset:
             r = self._readers[f] = RowFileReader(self.files[f], self.schema,
                                                  cache_bytes=self.cache_bytes,
                                                  prefix_lookups=self.prefix_lookups,
-                                                 threads=self.threads or _worker_threads())
+                                                 threads=self.threads or _worker_threads(),
+                                                 memory_map=self.memory_map)
         return r
 
     def close(self) -> None:

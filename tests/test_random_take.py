@@ -103,7 +103,7 @@ def test_dataset_batches_across_files_equal_the_reference(ints, tmp_path):
         paths.append(p)
         start += n
     rng = np.random.default_rng(2)
-    for options in (dict(), dict(prefix_lookups=True, cache_bytes=0)):
+    for options in (dict(), dict(prefix_lookups=True, cache_bytes=0, memory_map=True)):
         ds = RowDataset(paths, schema=s, **options)
         for rows in (rng.integers(0, 30000, 256), np.repeat(rng.integers(0, 30000, 50), 2),
                      [5000, 4999, 5001, 29999, 5000]):
