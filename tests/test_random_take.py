@@ -126,3 +126,16 @@ def test_touched_blocks_decompress_prefixes_only_with_prefix_lookups(ints):
             for b, block in enumerate(got):
                 assert dec.decode_row(block, 2) == tuple(table.slice(int(rows[b]) + 2, 1)
                                                          .to_pylist()[0].values())
+
+
+def test_rows_that_do_not_decode_are_named_by_block_and_row(ints):
+    """Rows whose bytes do not fit the schema given: the error names the
+    file, the block and the file's row of the first one in the order asked."""
+    path, _, _ = ints
+    wrong = schema("k BIGINT NOT NULL, v STRING, a ARRAY<INT>, z BIGINT NOT NULL")
+    with RowFileReader(path, wrong, threads=2) as r:
+        rows = [29000, 17, 5000] + list(range(100, 30000, 301))
+        b = int(r._block_of(np.array([29000]))[0])
+        with pytest.raises(rowformat.CorruptFileError,
+                           match=rf"ints\.row: block {b}, row 29000\b"):
+            r.take(rows)
