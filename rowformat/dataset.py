@@ -31,7 +31,8 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError
-from .reader import RowFileReader, route_row_ids, take_files
+from .reader import RowFileReader
+from .scatter import route_row_ids, take_files
 from .source import as_rows
 from .types import RowType
 

@@ -12,9 +12,8 @@ import itertools
 import os
 import threading
 from collections import deque
-from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
-from functools import partial
-from typing import Callable, Iterator, Optional, Sequence
+from concurrent.futures import CancelledError, wait
+from typing import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +23,9 @@ from . import _rowcodec
 from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import read_footer_and_index
+from .decode_pool import shared_pool as _shared_pool
 from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
+from .scatter import Scatter, Wanted, touched_blocks
 from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
 
@@ -48,33 +49,6 @@ UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 # take() of at most this many rows (a training batch): each touched block
 # decompressed once, on all threads, and the rows decoded in this thread
 SCATTERED_ROWS = 16384
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _shared_pool(threads: int) -> ThreadPoolExecutor:
-    """The process's pool of ``threads`` decoding threads, shared by all
-    readers as pyarrow shares its CPU pool: opening a file per scan starts no
-    threads, and the memory their allocator arenas keep is reused (a fresh
-    pool per reader cost a 1M-row scan about 5 ms of page faults)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(threads)
-        if pool is None:
-            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="rowformat-read")
-        return pool
-
-
-def _forget_pools_in_child():
-    # A forked child (a Spark Python worker) has none of its parent's threads.
-    global _POOLS_LOCK
-    _POOLS_LOCK = threading.Lock()
-    _POOLS.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
 def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
@@ -131,8 +105,9 @@ class RowFileReader:
     ``prefix_lookups=True`` lets get() and take() (of up to SCATTERED_ROWS
     rows) of rows in the first 60% of an uncached block decompress only the
     block's prefix up to the last such row (a lookup resumes it for the next
-    lookup in the block), finding the rows by walking the rows before them. The cost: such a lookup cannot check the row
-    lengths against the block's offset array (it sits at the block's end),
+    lookup in the block), finding the rows by walking the rows before them.
+    The cost: such a lookup cannot check the row lengths against the block's
+    offset array (it sits at the block's end),
     so a block whose bytes are damaged in a way that still parses returns
     what they say instead of an error; read(), verify() and the default
     check every row against it.
@@ -538,7 +513,7 @@ class RowFileReader:
     def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
         """The blocks ``blocks`` (distinct) holding at least their rows up to
         ``lasts``: see the module's touched_blocks()."""
-        return touched_blocks([_Wanted(self, blocks, lasts)])[0]
+        return touched_blocks([Wanted(self, blocks, lasts)])[0]
 
     def _work(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> list:
         """Fills ``out`` with the cached blocks; (cost, k, block, last or -1)
@@ -649,101 +624,3 @@ class RowFileReader:
     def __exit__(self, *exc):
         self.close()
 
-
-class _Wanted:
-    """Blocks of one reader to fetch, and the last row wanted in each."""
-    def __init__(self, reader: RowFileReader, blocks: np.ndarray, lasts: np.ndarray):
-        self.reader, self.blocks, self.lasts = reader, blocks, lasts
-
-
-class Scatter(_Wanted):
-    """A take of scattered rows of one file, planned: the distinct blocks
-    its rows are in (and the last row wanted in each) to fetch, and for each
-    row, in the order asked, its block among them and its row there."""
-    def __init__(self, reader: RowFileReader, rows: np.ndarray):
-        blocks = reader._block_of(rows)
-        heads, self.which = np.unique(blocks, return_inverse=True)
-        self.which = self.which.astype(np.int64).ravel()
-        self.local = np.ascontiguousarray(rows - reader._starts[blocks], np.int64)
-        lasts = np.zeros(len(heads), np.int64)
-        np.maximum.at(lasts, self.which, self.local)
-        super().__init__(reader, heads, lasts)
-
-    def decode(self, blocks: list, positions) -> pa.Table:
-        """The rows, from their ``blocks`` (touched_blocks'), in the order
-        asked, decoded in one C loop (the GIL released)."""
-        r = self.reader
-        dec = r._decoder(positions)
-        try:
-            dec.decode_gather(blocks, self.which, self.local)
-        except RowDecodeError as e:
-            raise r._decode_error(int(self.blocks[e.block]), e) from None
-        return pa.Table.from_batches([dec.finish()])
-
-
-def touched_blocks(wanted: list) -> list:
-    """For each _Wanted (of any readers), its blocks, each holding at least
-    its rows up to its last wanted: from the reader's cache, else read and
-    decompressed once each, all of them on the threads at once (the GIL
-    released in pread, ZSTD and the prefix walk): whole by libzstd (and
-    cached), or, with the reader's prefix_lookups, a block whose last row
-    wanted is in its first PREFIX_SHARE of rows only up to that row (see
-    PrefixBlock). A random batch's floor: each touched block decompressed
-    once, on every core, only as far as needed."""
-    outs = [[None] * len(w.blocks) for w in wanted]
-    work = [(cost, n, k, b, last) for n, w in enumerate(wanted)
-            for cost, k, b, last in w.reader._work(w.blocks, w.lasts, outs[n])]
-    if not work:
-        return outs
-    work.sort(reverse=True)     # the costliest first, dealt round-robin: shares of about equal cost
-    threads = max(w.reader.threads for w in wanted)
-    shares = [work[t::threads] for t in range(min(threads, len(work)))]
-    fetch = partial(_fetch_share, [w.reader for w in wanted])
-    futures = [_shared_pool(threads).submit(fetch, share) for share in shares[1:]]
-    try:
-        done = fetch(shares[0])
-    finally:
-        wait(futures)
-    for got in [done, *(f.result() for f in futures)]:
-        for n, k, block in got:
-            outs[n][k] = block
-    return outs
-
-
-def _fetch_share(readers: list, share: list) -> list:
-    """(n, k, block) for one thread's share of touched_blocks()' work."""
-    got = []
-    for n, r in enumerate(readers):
-        mine = [(cost, k, b, last) for cost, m, k, b, last in share if m == n]
-        if mine:
-            got.extend((n, k, block) for k, block in r._fetch(mine))
-    return got
-
-
-def take_files(reader: Callable[[int], RowFileReader], file_of: np.ndarray, local: np.ndarray,
-               positions) -> Optional[pa.Table]:
-    """Row ``local[k]`` of file ``file_of[k]`` for each k, in that order
-    (None for no rows): every touched block of every file (``reader(f)``)
-    read and decompressed at once, on all threads (touched_blocks)."""
-    order = np.argsort(file_of, kind="stable")
-    wanted = [Scatter(reader(f), local[order[file_of[order] == f]])
-              for f in np.unique(file_of).tolist()]
-    parts = [w.decode(blocks, positions) for w, blocks in zip(wanted, touched_blocks(wanted))]
-    if len(parts) < 2:
-        return parts[0] if parts else None
-    # the rows are grouped by file: put them back in the order asked
-    return pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
-
-
-def route_row_ids(first: np.ndarray, counts: np.ndarray, ids, where: str) -> tuple:
-    """(file, row in the file) of each ``_ROW_ID`` in ``ids``, the files'
-    ranges given by their sorted ``first`` ids and row ``counts``;
-    RowIndexError naming ``where`` for an id in no file."""
-    ids = np.asarray(ids, np.int64).reshape(-1)
-    f = np.searchsorted(first, ids, side="right") - 1
-    fc = np.maximum(f, 0)
-    local = ids - first[fc] if len(first) else ids
-    bad = (f < 0) | (local >= counts[fc]) if len(first) else np.ones(len(ids), bool)
-    if np.any(bad):
-        raise RowIndexError(f"{where}: no row has _ROW_ID {int(ids[np.argmax(bad)])}")
-    return fc, local

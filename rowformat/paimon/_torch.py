@@ -7,7 +7,7 @@ the ranges into Python int lists and converts the rows to dicts by
 dataset as an instance of a subclass whose batches go straight from
 ``_ROW_ID`` to (file, row): the files' readers and block caches are opened
 once per process and kept across batches, and a batch's blocks are
-decompressed at once on all cores (:func:`rowformat.reader.touched_blocks`).
+decompressed at once on all cores (:func:`rowformat.scatter.touched_blocks`).
 The rows equal stock's. A dataset this cannot read so (not all local
 ``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
 row kinds, nested projections, authorization splits, deletion vectors) is
@@ -30,7 +30,8 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from ..reader import RowFileReader, route_row_ids, take_files
+from ..reader import RowFileReader
+from ..scatter import route_row_ids, take_files
 from . import _reader, _types
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
