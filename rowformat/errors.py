@@ -12,6 +12,13 @@ class SchemaError(RowFormatError, ValueError):
     """A schema or type text is invalid, or a type has no mapping."""
 
 
+class ColumnNotFoundError(SchemaError, KeyError, IndexError):
+    """A column named or numbered that the schema does not have. Also a
+    KeyError (by name) and an IndexError (by position), as it used to be."""
+
+    __str__ = Exception.__str__     # not KeyError's, which quotes the message
+
+
 class ValueConversionError(RowFormatError, ValueError):
     """A value does not fit its column: wrong type, out of range, overflow,
     or null in a NOT NULL column. The message names the column and row."""

@@ -13,7 +13,7 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +23,8 @@ from . import _rowcodec
 from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import read_footer_and_index
-from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
+from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
+                     RowIndexError)
 from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
 
@@ -180,6 +181,7 @@ class RowFileReader:
         return self.footer.block_count
 
     def __len__(self) -> int:
+        """The number of rows."""
         return self.num_rows
 
     def __repr__(self):
@@ -265,10 +267,11 @@ class RowFileReader:
                 try:
                     c = self.schema.index(c)
                 except KeyError:
-                    raise KeyError(f"{self.name}: no column {c!r}; the schema has "
-                                   f"{self.schema.names}") from None
+                    raise ColumnNotFoundError(f"{self.name}: no column {c!r}; the schema has "
+                                              f"{self.schema.names}") from None
             elif not 0 <= c < len(self.schema):
-                raise IndexError(f"column position {c} outside [0, {len(self.schema)})")
+                raise ColumnNotFoundError(f"{self.name}: column position {c} outside "
+                                          f"[0, {len(self.schema)})")
             if c in out:
                 raise ValueError(f"column {self.schema.fields[c].name!r} selected twice")
             out.append(c)
@@ -299,7 +302,7 @@ class RowFileReader:
         return (LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError)(f"{where}: {e}")
 
     # -- rows as Python values ---------------------------------------------
-    def get(self, i: int) -> tuple:
+    def get(self, i: int) -> tuple[Any, ...]:
         """Row ``i`` as a tuple of Python values; reads at most one block.
         Negative ``i`` counts from the end."""
         i = row_number(i, self.num_rows, self.name)
@@ -312,10 +315,12 @@ class RowFileReader:
         except RowDecodeError as e:
             raise self._decode_error(b, e) from None
 
-    def __getitem__(self, i: int) -> tuple:
+    def __getitem__(self, i: int) -> tuple[Any, ...]:
+        """Row ``i`` as a tuple: ``get(i)``."""
         return self.get(i)
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        """Every row as a tuple, in order (Python values: for Arrow, iter_batches())."""
         for i in range(self.num_rows):
             yield self.get(i)
 
@@ -564,6 +569,7 @@ class RowFileReader:
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
+        """Closes the file and drops the cached blocks; calling it again does nothing."""
         # An unfinished iter_batches' tasks; in a forked child, the parent's
         # threads that ran them are gone, and they would never finish.
         inflight = list(self._inflight) if os.getpid() == self._pid else []
@@ -573,7 +579,7 @@ class RowFileReader:
         self._source.close()
         self.clear_cache()
 
-    def __enter__(self):
+    def __enter__(self) -> "RowFileReader":
         return self
 
     def __exit__(self, *exc):

@@ -14,7 +14,7 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -101,6 +101,10 @@ class RowFileWriter(AtomicWriter):
         self._flushed_rows = 0  # rows in blocks already written
         self._state = "open"
 
+    def __repr__(self):
+        return (f"<RowFileWriter {self.path!r} ({self._state}): {self._rows} rows, "
+                f"schema {self.schema}>")
+
     # -- input --------------------------------------------------------------
     @property
     def num_rows(self) -> int:
@@ -116,7 +120,7 @@ class RowFileWriter(AtomicWriter):
         for batch in as_batches(data, "write()"):
             self._write_batch(self._conform(batch))
 
-    def write_rows(self, rows: Iterable[Sequence | Mapping]) -> None:
+    def write_rows(self, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> None:
         """Writes Python rows: tuples in schema order, or dicts by field name."""
         self._check_open()
         rows = list(rows)

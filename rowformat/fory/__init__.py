@@ -71,6 +71,9 @@ class RowEncoder:
         self.encode = self._plan.encode  # type: ignore[method-assign]
         self.decode = self._plan.decode  # type: ignore[method-assign]
 
+    def __repr__(self):
+        return f"<fory.RowEncoder {self.layout}: {self.schema.names}>"
+
     def encode(self, value) -> bytes:  # replaced per instance by the C method
         """Row bytes of ``value``: a dict, an object with attributes, or a
         tuple in schema order; values as pyarrow ``to_pylist()`` gives them."""
