@@ -10,7 +10,7 @@ import json
 from typing import IO, Any
 
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK
-from .output import print_table, printable, problem_line
+from .output import print_table, printable, problem_lines
 from .schema_arg import load_schema, require_schema
 
 
@@ -119,7 +119,7 @@ def cmd_verify(args, out: IO[str]) -> int:
             if report.num_rows is not None else ""
         out.write(f"ok {printable(args.file)}{extra}\n")
     else:
-        for p in problems:
-            out.write(f"{problem_line(p)}\n")
+        for line in problem_lines(report):
+            out.write(f"{line}\n")
         out.write(f"FAILED {printable(args.file)}: {len(problems)} problem(s)\n")
     return EXIT_OK if ok else EXIT_BAD_FILE
