@@ -9,7 +9,7 @@ from .types import (
 from .arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
 from .footer import Footer
 from .block_index import BlockIndex
-from .reader import RowFileReader
+from .reader import FileMetadata, RowFileReader, read_metadata
 from .writer import RowFileWriter
 from .verify import Problem, VerifyReport, verify
 from .dataset import BlockShuffleSampler, RowDataset
@@ -18,7 +18,7 @@ from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFile
 
 __all__ = [
     # .row files
-    "RowFileReader", "RowFileWriter", "Footer", "BlockIndex", "verify", "VerifyReport", "Problem",
+    "RowFileReader", "RowFileWriter", "read_metadata", "FileMetadata", "Footer", "BlockIndex", "verify", "VerifyReport", "Problem",
     # training and random access
     "RowDataset", "BlockShuffleSampler",
     # .blob files

@@ -12,6 +12,7 @@ import itertools
 import os
 import threading
 from collections import deque
+from dataclasses import dataclass
 from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
 from typing import Any, Iterator, Sequence
 
@@ -22,9 +23,10 @@ import zstandard
 from . import _rowcodec
 from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
-from .block_index import read_footer_and_index
+from .block_index import BlockIndex, read_footer_and_index
 from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
                      RowIndexError)
+from .footer import Footer
 from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
 
@@ -100,6 +102,27 @@ def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> 
     if len(data) != usize:
         raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
     return data
+
+
+@dataclass(frozen=True)
+class FileMetadata:
+    """What a ``.row`` file says of itself, read without its schema."""
+    name: str
+    size: int                   # bytes
+    footer: Footer
+    block_index: BlockIndex
+
+
+def read_metadata(path_or_file, *, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE) -> FileMetadata:
+    """The footer and block index of a ``.row`` file, checked as a reader
+    checks them, and its size: two reads, and no schema needed."""
+    source = Source(path_or_file, False)
+    try:
+        footer, index = read_footer_and_index(source)
+        index.validate(footer, source.name, max_block_size)
+        return FileMetadata(source.name, source.size, footer, index)
+    finally:
+        source.close()
 
 
 class RowFileReader:
@@ -276,6 +299,10 @@ class RowFileReader:
                 raise ValueError(f"column {self.schema.fields[c].name!r} selected twice")
             out.append(c)
         return tuple(out)
+
+    def projected_schema(self, columns: Sequence[str | int] | None = None) -> pa.Schema:
+        """The Arrow schema of what read(columns=...) returns, in that order."""
+        return pa.schema([self.arrow_schema.field(i) for i in self._column_positions(columns)])
 
     def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
         """This thread's decoder for the columns ``positions`` (None: all)."""

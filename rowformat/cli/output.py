@@ -39,6 +39,14 @@ def problem_line(p) -> str:
     return printable(f"{where or 'file'}: {p.message}")
 
 
+def columns_arg(values: Sequence[str] | None) -> list[str] | None:
+    """The --columns options (each comma-separated) as one list; None for all."""
+    if not values:
+        return None
+    out = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    return out or None
+
+
 SAME_PROBLEM_SHOWN = 3
 
 

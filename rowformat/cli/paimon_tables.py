@@ -25,7 +25,7 @@ from typing import IO, Any
 
 from ..errors import DatasetError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
-from .output import RowPrinter, print_table, printable, problem_line
+from .output import RowPrinter, columns_arg, print_table, printable, problem_line
 
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
 
@@ -172,7 +172,6 @@ def cmd_verify_table(args, out: IO[str]) -> int:
 
 def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     """head (``limit`` rows) and cat (``limit`` None) of a table."""
-    from .rows import _columns
     from ..paimon.tables import read_batches
     if getattr(args, "rows", None) is not None:
         raise UsageError("--rows is for a .row file; a table's rows have no fixed order "
@@ -180,7 +179,7 @@ def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     if args.schema:
         raise UsageError("--schema is not for a table: its rows are read with its own schema")
     table, snap = _open(args)
-    columns = _columns(args.columns)
+    columns = columns_arg(args.columns)
     names = list(table.field_names)
     if columns:
         unknown = [c for c in columns if c not in names]
