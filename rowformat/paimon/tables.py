@@ -33,9 +33,9 @@ from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import schema_json
+from ..arrow_cast import cast_batch
 from ..errors import DatasetError, PaimonIntegrationError, SchemaError
 from ..types import RowType
 from . import _types
@@ -336,42 +336,8 @@ def _concat(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
 
 
 def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    arrays = []
-    for field in target:
-        arr = batch.column(field.name)
-        if not arr.type.equals(field.type):
-            try:
-                if pa.types.is_fixed_size_list(field.type) and (
-                        pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
-                    arr = _list_to_fixed(arr, field.type)
-                else:
-                    arr = arr.cast(field.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise SchemaError(f"column {field.name!r}: cannot store {arr.type} values as "
-                                  f"{field.type}: {e}") from None
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _list_to_fixed(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """list -> fixed_size_list (a VECTOR column). Arrow's own cast crashes
-    on null lists (pyarrow 2x), so the child array is rebuilt here."""
-    import numpy as np
-    n = target.list_size
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
-    lengths = np.asarray(pc.list_value_length(arr).fill_null(n).to_numpy(zero_copy_only=False))
-    if (lengths != n).any():
-        bad = int(np.flatnonzero(lengths != n)[0])
-        raise pa.ArrowInvalid(f"row {bad} has {lengths[bad]} elements, not {n}")
-    values = arr.flatten()                  # the elements of the valid lists, in order
-    rank = np.cumsum(valid) - 1
-    idx = np.where(valid[:, None], rank[:, None] * n + np.arange(n)[None, :], len(values))
-    child = pa.concat_arrays([values, pa.nulls(1, values.type)]).take(pa.array(idx.ravel()))
-    child = child.cast(target.value_type)
-    return pa.FixedSizeListArray.from_arrays(child, type=target,
-                                             mask=pa.array(~valid) if not valid.all() else None)
+    """``batch`` as the table's Arrow schema ``target`` (columns by name, safe casts)."""
+    return cast_batch(batch, target)
 
 
 def commit(table, pickled: Iterable[bytes], overwrite: bool, dynamic: bool = False) -> None:
