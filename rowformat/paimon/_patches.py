@@ -81,6 +81,12 @@ POINTS: tuple[Point, ...] = (
           (("self", "path", "data", "fields", "zstd_level", "kwargs"),),
           "._writer:make_local_write_row", needs=("_to_file",),
           what="writes local .row data files"),
+    # snapshot (and schema) commits: a rename that refuses an existing
+    # target across processes, not only across threads (_rename)
+    Point("pypaimon.filesystem.local_file_io", "LocalFileIO.rename",
+          "pypaimon.filesystem.local_file_io", (("self", "src", "dst"),),
+          "._rename:make_rename", needs=("_to_file",),
+          what="renames without replacing a file another process committed"),
     Point("pypaimon.read.split_read", "FormatBlobReader",
           "pypaimon.read.reader.format_blob_reader",
           (_BLOB_READER_PARAMS,),

@@ -2,6 +2,7 @@
 lose no rows: pypaimon's commit (snapshot files written atomically, retried
 on conflict) is untouched, only the data files are rowformat's."""
 import multiprocessing
+import os
 import pyarrow as pa
 
 import rowformat.paimon as rp
@@ -52,3 +53,103 @@ def test_two_processes_append_concurrently(tmp_path):
         fast = read(wh.table("shared"))
     assert fast.sort_by("id").equals(stock.sort_by("id"))
     assert len(wh.data_files("shared")) == 2 * COMMITS
+
+
+RACERS = 4
+ROUNDS = 12
+
+
+def _racer(root, worker, start_event, errors, accelerate):
+    try:
+        import rowformat.paimon as rp
+        if accelerate:
+            rp.accelerate()
+        table = Warehouse(root).table("race")
+        start_event.wait(30)
+        for r in range(ROUNDS):
+            write(table, pa.table({"id": pa.array([worker * ROUNDS + r], pa.int64())}))
+    except BaseException as e:     # reported to the parent
+        errors.put(f"{worker}: {type(e).__name__}: {e}")
+        raise
+
+
+def race(root, accelerate):
+    """(ids in the table, snapshot count) after RACERS processes committed
+    ROUNDS one-row appends each to one table at the same time."""
+    wh = Warehouse(root)
+    wh.create("race", pa.schema([("id", pa.int64())]))
+    ctx = multiprocessing.get_context("spawn")
+    start, errors = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_racer, args=(root, w, start, errors, accelerate))
+             for w in range(RACERS)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(300)
+    problems = []
+    while not errors.empty():
+        problems.append(errors.get())
+    assert all(p.exitcode == 0 for p in procs), problems
+    table = wh.table("race")
+    ids = sorted(read(table).column("id").to_pylist())
+    snapshots = [n for n in os.listdir(os.path.join(root, "db.db", "race", "snapshot"))
+                 if n.startswith("snapshot-")]
+    return ids, len(snapshots)
+
+
+def test_processes_racing_commits_lose_no_snapshot(tmp_path):
+    """Every commit is a snapshot of its own and every committed row is
+    read back: LocalFileIO.rename refuses an existing snapshot across processes."""
+    ids, snapshots = race(str(tmp_path / "wh"), accelerate=True)
+    assert ids == list(range(RACERS * ROUNDS))
+    assert snapshots == RACERS * ROUNDS
+
+
+BARRIER_ROUNDS = 300
+
+
+def _writer(table_dir, worker, barrier, results, accelerate):
+    import rowformat.paimon as rp
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    if accelerate:
+        rp.accelerate()
+    file_io = FileIO.get(table_dir, Options({}))
+    won = []
+    for r in range(BARRIER_ROUNDS):
+        barrier.wait(60)
+        if file_io.try_to_write_atomic(f"{table_dir}/snapshot/snapshot-{r}", f"{worker}"):
+            won.append(r)
+    results.put((worker, won))
+
+
+def racing_atomic_writes(table_dir, accelerate):
+    """{round: workers whose try_to_write_atomic of snapshot-<round> said it
+    won}, and {round: the worker whose content the file holds}."""
+    ctx = multiprocessing.get_context("spawn")
+    barrier, results = ctx.Barrier(RACERS), ctx.Queue()
+    procs = [ctx.Process(target=_writer, args=(table_dir, w, barrier, results, accelerate))
+             for w in range(RACERS)]
+    for p in procs:
+        p.start()
+    winners: dict[int, list[int]] = {}
+    for _ in procs:
+        worker, won = results.get(timeout=300)
+        for r in won:
+            winners.setdefault(r, []).append(worker)
+    for p in procs:
+        p.join(60)
+    held = {r: int(open(f"{table_dir}/snapshot/snapshot-{r}").read())
+            for r in range(BARRIER_ROUNDS)}
+    return winners, held
+
+
+def test_one_writer_wins_each_snapshot_across_processes(tmp_path):
+    """RACERS processes write snapshot-<r> at the same moment, BARRIER_ROUNDS
+    times: exactly one wins each, and the file holds the winner's content
+    (pypaimon's own rename let two win and kept the later one's)."""
+    winners, held = racing_atomic_writes(str(tmp_path / "t"), accelerate=True)
+    assert {r: len(w) for r, w in winners.items()} == {r: 1 for r in range(BARRIER_ROUNDS)}
+    assert {r: w[0] for r, w in winners.items()} == held
+    assert not [n for n in os.listdir(tmp_path / "t" / "snapshot") if not n.startswith("snapshot-")]
