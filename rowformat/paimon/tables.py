@@ -461,8 +461,16 @@ def _partition_text(split) -> str:
     return ",".join(f"{f.name}={v}" for f, v in zip(fields, values))
 
 
-def local_path(path: str) -> str:
-    """A data file's path as a local path (pypaimon's paths may be ``file:`` URIs)."""
+def local_path(path: str, file_io=None) -> str:
+    """A data file's path as a local path: as ``file_io`` (the table's)
+    maps it when it is a ``LocalFileIO`` (``file://localhost/t/x.row``,
+    ``file:///t/x.row``, percent-escapes: ``/t/x.row``, as pypaimon reads
+    it), else without a ``file:`` scheme."""
+    if file_io is not None:
+        from ._reader import local_path as io_local_path
+        mapped = io_local_path(file_io, path)
+        if mapped is not None:
+            return mapped
     return path[len("file:"):] if path.startswith("file:") else path
 
 
@@ -470,7 +478,7 @@ def _data_file_path(table, split, f) -> str:
     check_name(f.file_name, f"{table.table_path}: a manifest", "data file")
     p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
     if p:
-        return local_path(str(p))
+        return local_path(str(p), table.file_io)
     return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
 
 
