@@ -78,3 +78,18 @@ class _Failing:
 
     def finish(self):
         return self._dec.finish()
+
+
+def test_the_cli_reports_out_of_memory_as_such(big_rows, monkeypatch, capfd):
+    """Not "internal error ... (a bug in rowformat)", exit 3."""
+    from rowformat import RowFileReader as Reader, cli
+
+    def no_memory(self, *args, **kwargs):
+        raise MemoryError(f"{self.name}: block 0, row 0, column 's': out of memory while decoding")
+        yield
+    monkeypatch.setattr(Reader, "iter_batches", no_memory)
+    code = cli.main(["head", str(big_rows), "--schema", "id BIGINT NOT NULL, s STRING"])
+    out, err = capfd.readouterr()
+    assert (code, out) == (1, "")
+    assert err == f"rowformat head: out of memory: {big_rows}: block 0, row 0, column 's': " \
+                  f"out of memory while decoding\n"
