@@ -30,22 +30,28 @@ def _appender(root, worker, start_event, errors):
         raise
 
 
-def test_two_processes_append_concurrently(tmp_path):
-    root = str(tmp_path / "wh")
-    wh = Warehouse(root)
-    wh.create("shared", pa.schema([("id", pa.int64()), ("worker", pa.int32()), ("v", pa.string())]))
+def run_workers(target, workers: int, *args, timeout: float = 300) -> None:
+    """``target(*args, worker, start_event, errors)`` in ``workers`` spawned
+    processes, started together; fails with what they reported if any failed."""
     ctx = multiprocessing.get_context("spawn")
     start, errors = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_appender, args=(root, w, start, errors)) for w in range(2)]
+    procs = [ctx.Process(target=target, args=(*args, w, start, errors)) for w in range(workers)]
     for p in procs:
         p.start()
     start.set()
     for p in procs:
-        p.join(240)
+        p.join(timeout)
     problems = []
     while not errors.empty():
         problems.append(errors.get())
     assert all(p.exitcode == 0 for p in procs), problems
+
+
+def test_two_processes_append_concurrently(tmp_path):
+    root = str(tmp_path / "wh")
+    wh = Warehouse(root)
+    wh.create("shared", pa.schema([("id", pa.int64()), ("worker", pa.int32()), ("v", pa.string())]))
+    run_workers(_appender, 2, root)
     total = 2 * COMMITS * ROWS
     stock = read(wh.table("shared"))
     assert sorted(stock.column("id").to_pylist()) == list(range(total))
@@ -59,7 +65,7 @@ RACERS = 4
 ROUNDS = 12
 
 
-def _racer(root, worker, start_event, errors, accelerate):
+def _racer(root, accelerate, worker, start_event, errors):
     try:
         import rowformat.paimon as rp
         if accelerate:
@@ -78,19 +84,7 @@ def race(root, accelerate):
     ROUNDS one-row appends each to one table at the same time."""
     wh = Warehouse(root)
     wh.create("race", pa.schema([("id", pa.int64())]))
-    ctx = multiprocessing.get_context("spawn")
-    start, errors = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_racer, args=(root, w, start, errors, accelerate))
-             for w in range(RACERS)]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(300)
-    problems = []
-    while not errors.empty():
-        problems.append(errors.get())
-    assert all(p.exitcode == 0 for p in procs), problems
+    run_workers(_racer, RACERS, root, accelerate)
     table = wh.table("race")
     ids = sorted(read(table).column("id").to_pylist())
     snapshots = [n for n in os.listdir(os.path.join(root, "db.db", "race", "snapshot"))

@@ -11,20 +11,14 @@ import pyarrow as pa
 import pytest
 
 import rowformat.paimon as rp
-from rowformat import cli
 from rowformat.errors import TableMetadataError
 from rowformat.paimon import tables as tb
 
 from ._tables import read, rewrite_manifests, write
+from .test_cli_tables import run
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 ESCAPE = "../../outside/x.row"
-
-
-def run(capfd, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capfd.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
