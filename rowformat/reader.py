@@ -363,18 +363,19 @@ class RowFileReader:
         With ``max_bytes``, a unit also ends before its rows' bytes
         (:meth:`row_bytes`) pass it, holding one row at least."""
         unit, size, nbytes = [], 0, 0
+        budget = max_bytes or 0
         for b, local, start, stop in self._segments(rows):
-            per_row = self.row_bytes(b) if max_bytes else 0
+            per_row = self.row_bytes(b) if budget else 0
             while start < stop:
                 take = min(stop - start, batch_size - size)
                 if per_row:
-                    take = max(1, min(take, (max_bytes - nbytes) // per_row))
+                    take = max(1, min(take, (budget - nbytes) // per_row))
                 unit.append((b, local, start, start + take))
                 size += take
                 nbytes += take * per_row
                 start += take
                 if size == batch_size or (max_blocks and len(unit) >= max_blocks) \
-                        or (per_row and nbytes + per_row > max_bytes):
+                        or (per_row and nbytes + per_row > budget):
                     yield unit
                     unit, size, nbytes = [], 0, 0
         if unit:

@@ -88,7 +88,7 @@ def _missing_schema(manager: Any, where: str) -> Any:
     import fastavro
     try:
         with manager.file_io.new_input_stream(where) as stream:
-            records = fastavro.reader(io.BytesIO(stream.read()))
+            records: Any = fastavro.reader(io.BytesIO(stream.read()))
             for record in records:
                 schema_id = record["_FILE"]["_SCHEMA_ID"]
                 if manager.table.schema_manager.get_schema(schema_id) is None:
