@@ -147,3 +147,30 @@ def test_one_writer_wins_each_snapshot_across_processes(tmp_path):
     assert {r: len(w) for r, w in winners.items()} == {r: 1 for r in range(BARRIER_ROUNDS)}
     assert {r: w[0] for r, w in winners.items()} == held
     assert not [n for n in os.listdir(tmp_path / "t" / "snapshot") if not n.startswith("snapshot-")]
+
+
+def test_a_commit_landing_after_the_check_is_not_replaced(tmp_path, monkeypatch):
+    """The interleaving the races hit, made certain: another process writes
+    snapshot-1 just after this one found it absent. pypaimon's rename
+    (check, then rename(2)) replaced it and said it had won; this one fails."""
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    rp.accelerate()
+    file_io = FileIO.get(str(tmp_path), Options({}))
+    target, mine = tmp_path / "snapshot-1", tmp_path / "mine.tmp"
+    mine.write_text("mine")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        try:
+            return real_stat(path, *args, **kwargs)
+        except FileNotFoundError:
+            if os.fspath(path) == str(target) and not landed:
+                landed.append(True)
+                target.write_text("theirs")     # the other process's commit
+            raise
+    landed: list = []
+    monkeypatch.setattr(os, "stat", stat)
+    assert file_io.rename(str(mine), str(target)) is False
+    monkeypatch.undo()
+    assert landed and target.read_text() == "theirs" and mine.read_text() == "mine"
