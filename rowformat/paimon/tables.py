@@ -82,10 +82,12 @@ def _schema_path(table_path: str, schema_id: int) -> str:
     return os.path.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
 
 
-def _latest_snapshot_path(table_path: str) -> str:
-    """The snapshot file a failed read of the latest snapshot was reading."""
-    directory = os.path.join(table_path, "snapshot")
-    ids = _numbered(directory, "snapshot-")
+def _snapshot_path(table, pinned: bool = True) -> str:
+    """The snapshot file a failed read of the table's snapshot was reading:
+    the one it is pinned to (unless not ``pinned``), else the latest."""
+    directory = os.path.join(str(table.table_path), "snapshot")
+    pin_id = (table.table_schema.options or {}).get("scan.snapshot-id") if pinned else None
+    ids = [int(pin_id)] if pin_id is not None else _numbered(directory, "snapshot-")
     return os.path.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
 
 
@@ -145,7 +147,7 @@ def snapshot_by_id(table, snapshot_id: int):
 
 def latest_snapshot(table):
     """The table's latest snapshot (pypaimon's), None without one."""
-    with reading(lambda: _latest_snapshot_path(str(table.table_path)), "snapshot"):
+    with reading(lambda: _snapshot_path(table, pinned=False), "snapshot"):
         return table.snapshot_manager().get_latest_snapshot()
 
 
@@ -223,8 +225,7 @@ def plan(table, columns: list[str] | None = None, partition_filter=None) -> list
     if partition_filter is not None:
         rb = rb.with_partition_filter(partition_filter)
     # (accelerated: manifests are read as untrusted input, _metadata)
-    with acceleration(), reading(lambda: _latest_snapshot_path(str(table.table_path)),
-                                 "snapshot or manifest list"):
+    with acceleration(), reading(lambda: _snapshot_path(table), "snapshot or manifest list"):
         return list(rb.new_scan().plan().splits())
 
 
