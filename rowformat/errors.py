@@ -48,6 +48,16 @@ class RowDecodeError(CorruptFileError):
         self.column = column
 
 
+class RowMemoryError(MemoryError):
+    """An allocation failed while decoding a .row block's rows (not a file
+    problem); carries the local row and top-level column, as RowDecodeError does."""
+
+    def __init__(self, message, row, column):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+
+
 class RowLimitError(RowDecodeError, LimitExceededError):
     """A row larger than the decoder's max_row_size, or whose nulls or Python
     values would take more than its bytes and the call's reserve allow
@@ -91,3 +101,8 @@ class PaimonIntegrationError(RowFormatError):
 class DatasetError(RowFormatError):
     """A path given to the Spark source is neither a Paimon table nor .row
     files, or an option names something that is not there."""
+
+
+class TableMetadataError(CorruptFileError):
+    """A Paimon table's snapshot, schema, manifest list or manifest file is
+    damaged, or names a file it cannot name (a data file name with a '/')."""

@@ -151,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
         say(f"{e.strerror or e}{where}")
         return EXIT_BAD_FILE
+    except MemoryError as e:    # an allocation failed: not a bug, nor a damaged file
+        say(f"out of memory: {e}" if str(e) else "out of memory")
+        return EXIT_BAD_FILE
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return EXIT_INTERRUPTED

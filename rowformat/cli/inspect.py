@@ -111,7 +111,7 @@ def cmd_verify(args, out: IO[str]) -> int:
             if report.num_rows is not None else ""
         out.write(f"ok {printable(args.file)}{extra}\n")
     else:
-        for line in problem_lines(report):
+        for line in problem_lines(problems, report):
             out.write(f"{line}\n")
         out.write(f"FAILED {printable(args.file)}: {len(problems)} problem(s)\n")
     return EXIT_OK if ok else EXIT_BAD_FILE

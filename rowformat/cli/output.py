@@ -50,19 +50,19 @@ def columns_arg(values: Sequence[str] | None) -> list[str] | None:
 SAME_PROBLEM_SHOWN = 3
 
 
-def problem_lines(report) -> Iterator[str]:
-    """A verify report's problems as printed lines: a message that recurs
-    (a wrong schema fails every row alike) is shown three times, then
-    counted; a hint follows when the schema is the likely cause."""
+def problem_lines(problems: Sequence[Any], report: Any = None) -> Iterator[str]:
+    """Verify problems as printed lines: a message that recurs (a wrong
+    schema fails every row alike) is shown three times, then counted; a hint
+    follows when ``report`` (the file's VerifyReport) suspects the schema."""
     seen: Counter[str] = Counter()
-    for p in report.problems:
+    for p in problems:
         seen[p.message] += 1
         if seen[p.message] <= SAME_PROBLEM_SHOWN:
             yield problem_line(p)
     for message, n in seen.items():
         if n > SAME_PROBLEM_SHOWN:
             yield printable(f"... and {n - SAME_PROBLEM_SHOWN} more rows: {message}")
-    if report.schema_suspect:
+    if report is not None and report.schema_suspect:
         yield (f"hint: {len(report.problems)} rows{' or more' if report.truncated else ''} do "
                f"not decode while the file's blocks are sound: the schema given is probably "
                f"not the one the file was written with")
