@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import warnings
+from typing import Self
 
 from . import fs
 from .errors import RowFormatError
@@ -147,7 +149,7 @@ class AtomicWriter:
         self._release()
         self._out.discard()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -157,7 +159,13 @@ class AtomicWriter:
             self.close()
 
     def __del__(self):
-        if getattr(self, "_state", "closed") in ("open", "failed") and hasattr(self, "_out"):
+        state = getattr(self, "_state", "closed")
+        if state in ("open", "failed") and hasattr(self, "_out"):
+            if state == "open":
+                # as an unclosed file warns: here what was written is lost
+                warnings.warn(f"{type(self).__name__} for {self.path} was never closed: "
+                              f"nothing was written there (use `with` or call close())",
+                              ResourceWarning, source=self)
             self.abort()
 
 

@@ -12,6 +12,13 @@ class SchemaError(RowFormatError, ValueError):
     """A schema or type text is invalid, or a type has no mapping."""
 
 
+class ColumnNotFoundError(SchemaError, KeyError, IndexError):
+    """A column named or numbered that the schema does not have. Also a
+    KeyError (by name) and an IndexError (by position), as it used to be."""
+
+    __str__ = Exception.__str__     # not KeyError's, which quotes the message
+
+
 class ValueConversionError(RowFormatError, ValueError):
     """A value does not fit its column: wrong type, out of range, overflow,
     or null in a NOT NULL column. The message names the column and row."""
@@ -34,6 +41,16 @@ class RowIndexError(RowFormatError, IndexError):
 class RowDecodeError(CorruptFileError):
     """Carries the local row and top-level column of a .row decode failure,
     for the reader to turn into a message naming file, block, row and column."""
+
+    def __init__(self, message, row, column):
+        super().__init__(message)
+        self.row = row
+        self.column = column
+
+
+class RowMemoryError(MemoryError):
+    """An allocation failed while decoding a .row block's rows (not a file
+    problem); carries the local row and top-level column, as RowDecodeError does."""
 
     def __init__(self, message, row, column):
         super().__init__(message)
@@ -84,3 +101,8 @@ class PaimonIntegrationError(RowFormatError):
 class DatasetError(RowFormatError):
     """A path given to the Spark source is neither a Paimon table nor .row
     files, or an option names something that is not there."""
+
+
+class TableMetadataError(CorruptFileError):
+    """A Paimon table's snapshot, schema, manifest list or manifest file is
+    damaged, or names a file it cannot name (a data file name with a '/')."""

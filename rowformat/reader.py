@@ -13,7 +13,8 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
-from typing import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -22,9 +23,11 @@ import zstandard
 from . import _rowcodec
 from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
-from .block_index import read_footer_and_index
+from .block_index import BlockIndex, read_footer_and_index
 from .decode_pool import shared_pool as _shared_pool
-from .errors import CorruptFileError, LimitExceededError, RowDecodeError, RowIndexError
+from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
+                     RowIndexError, RowMemoryError)
+from .footer import Footer
 from .scatter import Scatter, Wanted, touched_blocks
 from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
@@ -33,6 +36,10 @@ DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20
 DEFAULT_MAX_ROW_SIZE = 64 << 20
 DEFAULT_BATCH_SIZE = 65536
+# iter_batches() also ends a batch at about this many row bytes (rows of 16 MiB
+# strings: 4 a batch, not 65536), so a scan's memory is bounded by it and
+# readahead, not by the file
+DEFAULT_BATCH_BYTES = 64 << 20
 SMALL_TAKE = 64    # take() of a list of at most this many rows: located with bisect, no numpy
 # take() decodes in the calling thread when handing the work to the pool and
 # waiting would cost more than it: at most INLINE_ROWS rows and INLINE_COLD
@@ -77,6 +84,27 @@ def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> 
     if len(data) != usize:
         raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
     return data
+
+
+@dataclass(frozen=True)
+class FileMetadata:
+    """What a ``.row`` file says of itself, read without its schema."""
+    name: str
+    size: int                   # bytes
+    footer: Footer
+    block_index: BlockIndex
+
+
+def read_metadata(path_or_file, *, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE) -> FileMetadata:
+    """The footer and block index of a ``.row`` file, checked as a reader
+    checks them, and its size: two reads, and no schema needed."""
+    source = Source(path_or_file, False)
+    try:
+        footer, index = read_footer_and_index(source)
+        index.validate(footer, source.name, max_block_size)
+        return FileMetadata(source.name, source.size, footer, index)
+    finally:
+        source.close()
 
 
 class RowFileReader:
@@ -159,6 +187,7 @@ class RowFileReader:
         return self.footer.block_count
 
     def __len__(self) -> int:
+        """The number of rows."""
         return self.num_rows
 
     def __repr__(self):
@@ -252,14 +281,19 @@ class RowFileReader:
                 try:
                     c = self.schema.index(c)
                 except KeyError:
-                    raise KeyError(f"{self.name}: no column {c!r}; the schema has "
-                                   f"{self.schema.names}") from None
+                    raise ColumnNotFoundError(f"{self.name}: no column {c!r}; the schema has "
+                                              f"{self.schema.names}") from None
             elif not 0 <= c < len(self.schema):
-                raise IndexError(f"column position {c} outside [0, {len(self.schema)})")
+                raise ColumnNotFoundError(f"{self.name}: column position {c} outside "
+                                          f"[0, {len(self.schema)})")
             if c in out:
                 raise ValueError(f"column {self.schema.fields[c].name!r} selected twice")
             out.append(c)
         return tuple(out)
+
+    def projected_schema(self, columns: Sequence[str | int] | None = None) -> pa.Schema:
+        """The Arrow schema of what read(columns=...) returns, in that order."""
+        return pa.schema([self.arrow_schema.field(i) for i in self._column_positions(columns)])
 
     def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
         """This thread's decoder for the columns ``positions`` (None: all)."""
@@ -277,16 +311,19 @@ class RowFileReader:
             dec.max_row_size = self.max_row_size
         return dec
 
-    def _decode_error(self, b: int, e) -> CorruptFileError:
+    def _decode_error(self, b: int, e) -> Exception:
         where = f"{self.name}: block {b}"
         if e.row is not None:
             where += f", row {int(self._starts[b]) + e.row}"
         if e.column is not None:
             where += f", column {self.schema.fields[e.column].name!r}"
+        if isinstance(e, RowMemoryError):   # not the file's fault: say so
+            return MemoryError(f"{where}: out of memory while decoding (the file is not known "
+                               f"to be damaged; read smaller batches or give it more memory)")
         return (LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError)(f"{where}: {e}")
 
     # -- rows as Python values ---------------------------------------------
-    def get(self, i: int) -> tuple:
+    def get(self, i: int) -> tuple[Any, ...]:
         """Row ``i`` as a tuple of Python values; reads at most one block.
         Negative ``i`` counts from the end."""
         i = row_number(i, self.num_rows, self.name)
@@ -296,13 +333,15 @@ class RowFileReader:
         dec = self._decoder(None)
         try:
             return dec.decode_row(block, local)
-        except RowDecodeError as e:
+        except (RowDecodeError, RowMemoryError) as e:
             raise self._decode_error(b, e) from None
 
-    def __getitem__(self, i: int) -> tuple:
+    def __getitem__(self, i: int) -> tuple[Any, ...]:
+        """Row ``i`` as a tuple: ``get(i)``."""
         return self.get(i)
 
-    def __iter__(self) -> Iterator[tuple]:
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        """Every row as a tuple, in order (Python values: for Arrow, iter_batches())."""
         for i in range(self.num_rows):
             yield self.get(i)
 
@@ -327,21 +366,36 @@ class RowFileReader:
             b = int(self._block_of(group[:1])[0])
             yield b, np.ascontiguousarray(group - self._starts[b]), 0, len(group)
 
-    def _units(self, rows, batch_size: int, max_blocks: int | None = None) -> Iterator[list]:
+    def row_bytes(self, b: int) -> int:
+        """Block ``b``'s uncompressed bytes per row (rounded up): what a
+        batch is charged per row of the block against its byte budget."""
+        _, _, uncompressed, rows = self._blocks[b]
+        return -(-uncompressed // max(rows, 1))
+
+    def _units(self, rows, batch_size: int, max_blocks: int | None = None,
+               max_bytes: int | None = None) -> Iterator[list]:
         """The segments cut into units of exactly batch_size rows (the last may
         be shorter); one unit becomes one batch. With ``max_blocks``, a unit
         also ends after that many blocks, so sparse selections spread over
-        the pool (batch sizes then vary: only read() and take() ask for it)."""
-        unit, size = [], 0
+        the pool (batch sizes then vary: only read() and take() ask for it).
+        With ``max_bytes``, a unit also ends before its rows' bytes
+        (:meth:`row_bytes`) pass it, holding one row at least."""
+        unit, size, nbytes = [], 0, 0
+        budget = max_bytes or 0
         for b, local, start, stop in self._segments(rows):
+            per_row = self.row_bytes(b) if budget else 0
             while start < stop:
                 take = min(stop - start, batch_size - size)
+                if per_row:
+                    take = max(1, min(take, (budget - nbytes) // per_row))
                 unit.append((b, local, start, start + take))
                 size += take
+                nbytes += take * per_row
                 start += take
-                if size == batch_size or (max_blocks and len(unit) >= max_blocks):
+                if size == batch_size or (max_blocks and len(unit) >= max_blocks) \
+                        or (per_row and nbytes + per_row > budget):
                     yield unit
-                    unit, size = [], 0
+                    unit, size, nbytes = [], 0, 0
         if unit:
             yield unit
 
@@ -358,7 +412,7 @@ class RowFileReader:
                     dec.decode(block, None, start, stop, reserve)
                 else:
                     dec.decode(block, local[start:stop], reserve=reserve)
-            except RowDecodeError as e:
+            except (RowDecodeError, RowMemoryError) as e:
                 raise self._decode_error(b, e) from None
         return dec.finish()
 
@@ -369,8 +423,8 @@ class RowFileReader:
             raise ValueError(f"{self.name}: the reader is closed") from None
 
     def _batches(self, rows: np.ndarray | range | None, positions, batch_size: int,
-                 max_blocks: int | None = None,
-                 ahead: int | None = None) -> Iterator[pa.RecordBatch]:
+                 max_blocks: int | None = None, ahead: int | None = None,
+                 max_bytes: int | None = None) -> Iterator[pa.RecordBatch]:
         """Batches of exactly ``batch_size`` rows (the last may be shorter) of
         ``rows`` (sorted row numbers, a step-1 range, or None for all). With
         threads > 1, units are decoded on the pool, ``ahead`` (default: threads)
@@ -383,7 +437,7 @@ class RowFileReader:
         reserve = _rowcodec.Reserve(self.max_row_size)
         units = ((segments, reserve) for segments in
                  self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
-                             max_blocks))
+                             max_blocks, max_bytes))
         ahead = self.threads if ahead is None else ahead
         first = list(itertools.islice(units, 2))
         if self.threads == 1 or ahead < 1 or len(first) < 2:
@@ -426,16 +480,21 @@ class RowFileReader:
         return rows
 
     def iter_batches(self, columns=None, selection=None, batch_size: int = DEFAULT_BATCH_SIZE,
-                     readahead: int = 1) -> Iterator[pa.RecordBatch]:
+                     readahead: int = 1, batch_bytes: int | None = DEFAULT_BATCH_BYTES
+                     ) -> Iterator[pa.RecordBatch]:
         """RecordBatches of ``batch_size`` rows of the selected rows and
-        columns. Blocks with no selected row are neither read nor decompressed.
+        columns, fewer where their rows' bytes would pass ``batch_bytes``
+        (the blocks' uncompressed bytes per row; one row at least; None: no
+        byte budget). Blocks with no selected row are neither read nor decompressed.
         A ``range`` selection (a partition of the file) is decoded block by
         block without listing its rows. ``readahead`` batches are decoded on
         the thread pool while the caller works on the current one, so memory
         holds about readahead + 1 batches; more readahead uses more cores."""
         positions = self._column_positions(columns)
+        if batch_bytes is not None and batch_bytes < 1:
+            raise ValueError(f"batch_bytes must be positive or None, got {batch_bytes}")
         yield from self._batches(self._selected(selection), positions, batch_size,
-                                 ahead=readahead)
+                                 ahead=readahead, max_bytes=batch_bytes)
 
     def to_reader(self, columns=None, selection=None, batch_size: int = DEFAULT_BATCH_SIZE,
                   readahead: int = 1) -> pa.RecordBatchReader:
@@ -603,12 +662,13 @@ class RowFileReader:
                     dec.decode(block, None, local, local + 1)
                 else:
                     dec.decode(block, local)
-            except RowDecodeError as e:
+            except (RowDecodeError, RowMemoryError) as e:
                 raise self._decode_error(b, e) from None
         return pa.Table.from_batches([dec.finish()])
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
+        """Closes the file and drops the cached blocks; calling it again does nothing."""
         # An unfinished iter_batches' tasks; in a forked child, the parent's
         # threads that ran them are gone, and they would never finish.
         inflight = list(self._inflight) if os.getpid() == self._pid else []
@@ -618,7 +678,7 @@ class RowFileReader:
         self._source.close()
         self.clear_cache()
 
-    def __enter__(self):
+    def __enter__(self) -> "RowFileReader":
         return self
 
     def __exit__(self, *exc):

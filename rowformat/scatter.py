@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from .decode_pool import shared_pool
-from .errors import RowDecodeError, RowIndexError
+from .errors import RowDecodeError, RowIndexError, RowMemoryError
 
 # (readers are RowFileReaders: not imported, as reader.py imports this module)
 
@@ -48,7 +48,7 @@ class Scatter(Wanted):
         dec = r._decoder(positions)
         try:
             dec.decode_gather(blocks, self.which, self.local)
-        except RowDecodeError as e:
+        except (RowDecodeError, RowMemoryError) as e:
             raise r._decode_error(int(self.blocks[e.block]), e) from None
         return pa.Table.from_batches([dec.finish()])
 

@@ -75,6 +75,13 @@ class VerifyReport:
     def __len__(self):
         return len(self.problems)
 
+    @property
+    def schema_suspect(self) -> bool:
+        """True when rows fail to decode while the footer, index and blocks
+        are sound: the schema given is then most likely not the writer's."""
+        return (len(self.problems) >= 2 and all(p.kind == "row" for p in self.problems)
+                and len({p.row for p in self.problems}) >= 2)
+
     def __str__(self):
         head = (f"{self.name}: {'OK' if self.ok else f'{len(self.problems)} problem(s)'}"
                 f"{' (stopped at max_errors)' if self.truncated else ''}; "

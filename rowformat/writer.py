@@ -14,17 +14,18 @@ import os
 import threading
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from . import _rowcodec
+from .arrow_cast import cast_batch
 from .arrow_data import as_batches
 from .arrow_types import as_row_type, to_arrow_schema
 from .atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
-from .errors import SchemaError, ValueConversionError
+from .errors import ValueConversionError
 from .footer import Footer
 from .java_frames import JavaFrameCompressor
 from .types import RowType
@@ -101,6 +102,10 @@ class RowFileWriter(AtomicWriter):
         self._flushed_rows = 0  # rows in blocks already written
         self._state = "open"
 
+    def __repr__(self):
+        return (f"<RowFileWriter {self.path!r} ({self._state}): {self._rows} rows, "
+                f"schema {self.schema}>")
+
     # -- input --------------------------------------------------------------
     @property
     def num_rows(self) -> int:
@@ -116,7 +121,7 @@ class RowFileWriter(AtomicWriter):
         for batch in as_batches(data, "write()"):
             self._write_batch(self._conform(batch))
 
-    def write_rows(self, rows: Iterable[Sequence | Mapping]) -> None:
+    def write_rows(self, rows: Iterable[Sequence[Any] | Mapping[str, Any]]) -> None:
         """Writes Python rows: tuples in schema order, or dicts by field name."""
         self._check_open()
         rows = list(rows)
@@ -169,65 +174,10 @@ class RowFileWriter(AtomicWriter):
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """Selects the schema's columns by name and casts them safely."""
-        names = batch.schema.names
-        missing = [n for n in self.schema.names if n not in names]
-        extra = [n for n in names if n not in self.schema.names]
-        if missing or extra:
-            raise SchemaError(f"batch columns {names} do not match the schema "
-                              f"{self.schema.names} (missing {missing}, unexpected {extra})")
-        arrays = []
-        for field in self.arrow_schema:
-            col = batch.column(names.index(field.name))
-            if not col.type.equals(field.type):
-                col = self._cast(field, col)
-            arrays.append(col)
-        out = pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+        out = cast_batch(batch, self.arrow_schema, extra_columns=False, first_row=self._rows,
+                         type_names={f.name: f.type for f in self.schema.fields})
         self._check_not_null(out)
         return out
-
-    def _cast(self, field: pa.Field, col: pa.Array) -> pa.Array:
-        if pa.types.is_fixed_size_list(field.type) and pa.types.is_list(col.type):
-            return self._list_to_vector(field, col)
-        try:
-            return col.cast(field.type, safe=True)
-        except (pa.ArrowException, TypeError, ValueError) as e:
-            error = e
-        # Bisect to the first row that does not cast, to name it.
-        lo, hi = 0, len(col)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            try:
-                col.slice(lo, mid - lo).cast(field.type, safe=True)
-                lo = mid
-            except (pa.ArrowException, TypeError, ValueError):
-                hi = mid
-        value = col[lo].as_py() if len(col) else None
-        paimon = self.schema[field.name].type
-        raise ValueConversionError(
-            f"column {field.name!r}, row {self._rows + lo}: {value!r} ({col.type}) does not fit "
-            f"{paimon}: {error}") from None
-
-    def _list_to_vector(self, field: pa.Field, col: pa.Array) -> pa.Array:
-        """list -> fixed_size_list for VECTOR columns, built here because
-        pyarrow 19's cast crashes on list arrays with null entries."""
-        import pyarrow.compute as pc   # here: importing it costs ~30 ms, and only VECTOR needs it
-
-        t = field.type
-        lengths = pc.list_value_length(col)
-        wrong = pc.and_(pc.is_valid(lengths), pc.not_equal(lengths, t.list_size))
-        if pc.any(wrong).as_py():
-            r = pc.index(wrong, True).as_py()
-            raise ValueConversionError(
-                f"column {field.name!r}, row {self._rows + r}: {lengths[r].as_py()} elements "
-                f"do not fit {self.schema[field.name].type}")
-        values = col.fill_null(pa.scalar([0] * t.list_size, col.type)).flatten() \
-            if col.null_count else col.flatten()
-        if values.null_count:
-            raise ValueConversionError(
-                f"column {field.name!r}: a null element, but VECTOR elements are NOT NULL")
-        values = self._cast(t.value_field, values)
-        mask = col.is_null() if col.null_count else None
-        return pa.FixedSizeListArray.from_arrays(values, type=t, mask=mask)
 
     def _check_not_null(self, batch: pa.RecordBatch):
         for c, field in enumerate(self.arrow_schema):

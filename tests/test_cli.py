@@ -621,3 +621,45 @@ def test_installed_entry_point(small, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rowformat", "--version"], capture_output=True,
                           text=True, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout == f"rowformat {rowformat.__version__}\n"
+
+
+def test_debug_works_after_the_command_too(capfd, small, monkeypatch):
+    def boom(args, out):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(cli, "cmd_head", boom)
+    for argv in (["--debug", "head", small, "-s", SMALL], ["head", small, "-s", SMALL, "--debug"]):
+        code, out, err = run(capfd, *argv)
+        assert code == 3 and "Traceback" in err and "RuntimeError: boom" in err, argv
+    code, out, err = run(capfd, "head", small, "-s", SMALL)
+    assert code == 3 and "Traceback" not in err and "run with --debug" in err
+
+
+def test_a_schema_path_that_does_not_exist_is_named_as_a_missing_file(capfd, small, tmp_path):
+    for spec in (tmp_path / "nope" / "schema.json", "schema.json"):
+        code, out, err = run(capfd, "head", small, "-s", spec)
+        assert (code, err) == (2, f"rowformat head: error: --schema {spec}: no such file or directory\n")
+
+
+def test_directories_that_are_not_files_get_a_message_naming_them(capfd, tmp_path):
+    (tmp_path / "d").mkdir()
+    code, out, err = run(capfd, "verify", tmp_path / "d", "-s", SMALL)
+    assert code == 2
+    assert err == (f"rowformat verify: error: {tmp_path / 'd'} is a directory, not a .row file "
+                   f"nor a Paimon table directory (no schema/schema-N)\n")
+
+
+def test_verify_with_a_wrong_schema_says_so_once(capfd, tmp_path):
+    path = tmp_path / "many.row"
+    with rowformat.RowFileWriter(path, SMALL) as w:
+        w.write_rows([(i, "x" * 5, 1.0, [1, 2]) for i in range(500)])
+    code, out, err = run(capfd, "verify", path, "-s", "id BIGINT NOT NULL, name STRING")
+    lines = out.splitlines()
+    assert code == 1
+    assert len(lines) == 3 + 1 + 1 + 1          # three shown, the count, the hint, the verdict
+    assert lines[3].startswith("... and 97 more rows: the row's bytes do not match the schema")
+    assert lines[4].startswith("hint: 100 rows or more do not decode while the file's blocks are "
+                               "sound: the schema given is probably not the one")
+    assert lines[5] == f"FAILED {path}: 100 problem(s)"
+    # the right schema: no problem, no suspicion
+    report = rowformat.verify(path, SMALL)
+    assert report.ok and not report.schema_suspect

@@ -1,5 +1,6 @@
 """Bad values and bad files get clear rowformat errors naming the file,
 block, row and column; writes are atomic."""
+import gc
 import os
 import signal
 import struct
@@ -434,3 +435,28 @@ def test_durable_option_fsyncs_before_the_rename(tmp_path, monkeypatch, durable)
     assert bool(calls) == durable
     with RowFileReader(p, schema("a INT")) as r:
         assert r.get(0) == (1,)
+
+
+def test_a_column_that_is_not_there_is_a_schema_error_naming_the_file(tmp_path):
+    p = tmp_path / "c.row"
+    with RowFileWriter(p, schema("a INT, b STRING")) as w:
+        w.write_rows([(1, "x")])
+    with RowFileReader(p, "a INT, b STRING") as r:
+        for column, match in [("nope", r"c\.row: no column 'nope'; the schema has \['a', 'b'\]"),
+                              (2, r"c\.row: column position 2 outside \[0, 2\)")]:
+            with pytest.raises(rowformat.ColumnNotFoundError, match=match) as e:
+                r.read(columns=[column])
+            # callers that caught KeyError (by name) or IndexError (by position) still do
+            assert isinstance(e.value, (rowformat.SchemaError, KeyError, IndexError))
+            assert str(e.value).startswith(str(p))     # not KeyError's quoted message
+
+
+def test_a_writer_never_closed_warns_and_leaves_no_file(tmp_path):
+    p = tmp_path / "lost.row"
+    w = RowFileWriter(p, schema("a INT"))
+    w.write_rows([(1,)])
+    assert repr(w) == f"<RowFileWriter {str(p)!r} (open): 1 rows, schema a INT>"
+    with pytest.warns(ResourceWarning, match=r"lost\.row was never closed: nothing was written"):
+        del w
+        gc.collect()
+    assert os.listdir(tmp_path) == []

@@ -415,3 +415,19 @@ def test_timestamps_outside_python_datetimes_name_the_value(tmp_path, ms):
         assert r.read().column("t").cast(pa.int64()).to_pylist() == [ms]   # Arrow holds it
         with pytest.raises(rowformat.CorruptFileError, match=f"TIMESTAMP {ms} ms .*outside years 1..9999"):
             r.get(0)
+
+
+def test_metadata_without_a_schema_and_the_schema_of_a_projection(tmp_path):
+    path = tmp_path / "m.row"
+    with rowformat.RowFileWriter(path, "a INT, b STRING, c ARRAY<BIGINT>", block_size=64) as w:
+        w.write_rows([(i, str(i), [i]) for i in range(50)])
+    meta = rowformat.read_metadata(path)
+    with rowformat.RowFileReader(path, "a INT, b STRING, c ARRAY<BIGINT>") as r:
+        assert (meta.name, meta.size) == (str(path), path.stat().st_size)
+        assert meta.footer == r.footer and meta.footer.total_rows == 50
+        assert meta.block_index.row_starts.tolist() == r.block_index.row_starts.tolist()
+        for columns in (None, ["c", "a"], [1]):
+            assert r.projected_schema(columns) == r.read(columns=columns).schema
+    with pytest.raises(rowformat.CorruptFileError, match="m.row"):
+        path.write_bytes(path.read_bytes()[:-3])
+        rowformat.read_metadata(path)

@@ -367,7 +367,7 @@ class BlobFileReader:
         self._closed = True
         self._source.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "BlobFileReader":
         return self
 
     def __exit__(self, *exc):

@@ -39,11 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 bad file or verify found problems, 2 usage error, "
                "3 internal failure (see --debug). Docs: docs/cli.md")
     parser.add_argument("--version", action="version", version=f"rowformat {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="print the full traceback of an internal failure")
+    debug_help = "print the full traceback of an internal failure"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    # --debug after the command too (the exit-3 message says "run again with
+    # --debug"): SUPPRESS keeps a subcommand from resetting it when absent
+    after = argparse.ArgumentParser(add_help=False)
+    after.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("inspect", help="footer, blocks, sizes and compression of a .row file; "
+    p = sub.add_parser("inspect", parents=[after], help="footer, blocks, sizes and compression of a .row file; "
                                       "the data files of a Paimon table directory")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -53,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("verify", help="check every block and row; exit 1 on any problem")
+    p = sub.add_parser("verify", parents=[after], help="check every block and row; exit 1 on any problem")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     add_schema_argument(p, " (required)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -61,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_verify)
 
-    p = sub.add_parser("head", help="the first rows")
+    p = sub.add_parser("head", parents=[after], help="the first rows")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-n", type=int, default=10, help="how many rows (default 10)")
     add_schema_argument(p, " (required)")
@@ -70,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--snapshot", type=int, metavar="N",
                    help="for a Paimon table directory: its snapshot N (default the latest)")
 
-    p = sub.add_parser("cat", help="rows, as JSON lines (default), CSV or a table")
+    p = sub.add_parser("cat", parents=[after], help="rows, as JSON lines (default), CSV or a table")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-r", "--rows", metavar="A:B",
                    help="a row range: A:B, A:, :B (negatives count from the end) or one row N")
@@ -80,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="for a Paimon table directory: its snapshot N (default the latest)")
     p.set_defaults(func=cmd_cat)
 
-    p = sub.add_parser("take", help="the rows numbered N..., in the order given")
+    p = sub.add_parser("take", parents=[after], help="the rows numbered N..., in the order given")
     p.add_argument("file")
     p.add_argument("rows", metavar="N", type=int, nargs="+",
                    help="row numbers (negatives count from the end)")
@@ -88,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_row_output_arguments(p, "table")
     p.set_defaults(func=cmd_take)
 
-    p = sub.add_parser("convert", help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
+    p = sub.add_parser("convert", parents=[after], help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
                        description="Formats come from the extensions (.row, .parquet, .arrow/"
                                    ".feather, .arrows, .csv, .jsonl/.ndjson) or --from/--to.")
     p.add_argument("input")
@@ -146,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:     # a missing or unreadable file
         where = f": {e.filename}" if getattr(e, "filename", None) else ""
         say(f"{e.strerror or e}{where}")
+        return EXIT_BAD_FILE
+    except MemoryError as e:    # an allocation failed: not a bug, nor a damaged file
+        say(f"out of memory: {e}" if str(e) else "out of memory")
         return EXIT_BAD_FILE
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

@@ -11,27 +11,13 @@ import os
 import sys
 from typing import IO
 
-from .exit_codes import EXIT_OK, UsageError
+from ..arrow_cast import cast_batch
+from .exit_codes import EXIT_OK
 from .formats import format_of
 from .input_tables import open_input_table
 from .output import Progress, printable
 from .schema_arg import load_schema
 from .sinks import open_sink
-
-
-def _conform(batch, arrow):
-    """A source batch as the output's Arrow schema (columns by name, safe casts)."""
-    import pyarrow as pa
-    if batch.schema.equals(arrow, check_metadata=False):
-        return batch
-    cols = []
-    for f in arrow:
-        i = batch.schema.get_field_index(f.name)
-        if i < 0:
-            raise UsageError(f"the source has no column {f.name!r} (it has {batch.schema.names})")
-        c = batch.column(i)
-        cols.append(c if c.type.equals(f.type) else c.cast(f.type, safe=True))
-    return pa.RecordBatch.from_arrays(cols, schema=arrow)
 
 
 def cmd_convert(args, out: IO[str]) -> int:
@@ -50,7 +36,7 @@ def cmd_convert(args, out: IO[str]) -> int:
             with sink:       # close() (the output appears) on success, abort() on any exception
                 for batch in src.batches:
                     if dst_fmt != "row":     # the .row writer casts by name itself
-                        batch = _conform(batch, sink.arrow_schema)
+                        batch = cast_batch(batch, sink.arrow_schema, first_row=rows)
                     sink.write(batch)
                     rows += batch.num_rows
                     progress.advance(batch.num_rows)

@@ -10,16 +10,8 @@ import json
 from typing import IO, Any
 
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK
-from .output import print_table, printable, problem_line
+from .output import print_table, printable, problem_lines
 from .schema_arg import load_schema, require_schema
-
-
-def _metadata_reader(path: str):
-    """A reader for the footer and index only: opening reads no row, so any
-    schema serves."""
-    from ..reader import RowFileReader
-    from ..types import schema
-    return RowFileReader(path, schema("_ INT"), cache_bytes=0, threads=1)
 
 
 def _stats(values) -> dict | None:
@@ -31,31 +23,31 @@ def _stats(values) -> dict | None:
 def inspect_file(path: str, *, blocks: bool = False) -> dict:
     """The facts ``rowformat inspect`` prints, as a dict."""
     import numpy as np
-    with _metadata_reader(path) as r:
-        f, ix = r.footer, r.block_index
-        comp, uncomp = ix.compressed_sizes, ix.uncompressed_sizes
-        rows = np.diff(np.append(ix.row_starts, f.total_rows)) if len(ix) else np.zeros(0, np.int64)
-        size = r._source.size
-        out: dict[str, Any] = {
-            "file": path,
-            "size": int(size),
-            "footer": {"total_rows": f.total_rows, "block_count": f.block_count,
-                       "index_offset": f.index_offset, "index_length": f.index_length,
-                       "version": f.version},
-            "compressed_bytes": int(comp.sum()),
-            "uncompressed_bytes": int(uncomp.sum()),
-            "compression_ratio": round(float(uncomp.sum()) / float(comp.sum()), 3)
-            if comp.sum() else None,
-            "rows_per_block": _stats(rows),
-            "uncompressed_block_bytes": _stats(uncomp),
-        }
-        if blocks:
-            offsets = ix.offsets
-            out["blocks"] = [
-                {"block": b, "offset": int(offsets[b]), "compressed_bytes": int(comp[b]),
-                 "uncompressed_bytes": int(uncomp[b]), "first_row": int(ix.row_starts[b]),
-                 "rows": int(rows[b])}
-                for b in range(len(ix))]
+    from ..reader import read_metadata
+    meta = read_metadata(path)
+    f, ix = meta.footer, meta.block_index
+    comp, uncomp = ix.compressed_sizes, ix.uncompressed_sizes
+    rows = np.diff(np.append(ix.row_starts, f.total_rows)) if len(ix) else np.zeros(0, np.int64)
+    out: dict[str, Any] = {
+        "file": path,
+        "size": meta.size,
+        "footer": {"total_rows": f.total_rows, "block_count": f.block_count,
+                   "index_offset": f.index_offset, "index_length": f.index_length,
+                   "version": f.version},
+        "compressed_bytes": int(comp.sum()),
+        "uncompressed_bytes": int(uncomp.sum()),
+        "compression_ratio": round(float(uncomp.sum()) / float(comp.sum()), 3)
+        if comp.sum() else None,
+        "rows_per_block": _stats(rows),
+        "uncompressed_block_bytes": _stats(uncomp),
+    }
+    if blocks:
+        offsets = ix.offsets
+        out["blocks"] = [
+            {"block": b, "offset": int(offsets[b]), "compressed_bytes": int(comp[b]),
+             "uncompressed_bytes": int(uncomp[b]), "first_row": int(ix.row_starts[b]),
+             "rows": int(rows[b])}
+            for b in range(len(ix))]
     return out
 
 
@@ -119,7 +111,7 @@ def cmd_verify(args, out: IO[str]) -> int:
             if report.num_rows is not None else ""
         out.write(f"ok {printable(args.file)}{extra}\n")
     else:
-        for p in problems:
-            out.write(f"{problem_line(p)}\n")
+        for line in problem_lines(problems, report):
+            out.write(f"{line}\n")
         out.write(f"FAILED {printable(args.file)}: {len(problems)} problem(s)\n")
     return EXIT_OK if ok else EXIT_BAD_FILE

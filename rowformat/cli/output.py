@@ -9,7 +9,8 @@ import json
 import os
 import sys
 import time
-from typing import IO, Any, Sequence
+from collections import Counter
+from typing import IO, Any, Iterator, Sequence
 
 from .exit_codes import UsageError
 
@@ -36,6 +37,35 @@ def problem_line(p) -> str:
     where = ", ".join(f"{k} {v}" for k, v in (("block", p.block), ("row", p.row),
                                                 ("column", p.column)) if v is not None)
     return printable(f"{where or 'file'}: {p.message}")
+
+
+def columns_arg(values: Sequence[str] | None) -> list[str] | None:
+    """The --columns options (each comma-separated) as one list; None for all."""
+    if not values:
+        return None
+    out = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    return out or None
+
+
+SAME_PROBLEM_SHOWN = 3
+
+
+def problem_lines(problems: Sequence[Any], report: Any = None) -> Iterator[str]:
+    """Verify problems as printed lines: a message that recurs (a wrong
+    schema fails every row alike) is shown three times, then counted; a hint
+    follows when ``report`` (the file's VerifyReport) suspects the schema."""
+    seen: Counter[str] = Counter()
+    for p in problems:
+        seen[p.message] += 1
+        if seen[p.message] <= SAME_PROBLEM_SHOWN:
+            yield problem_line(p)
+    for message, n in seen.items():
+        if n > SAME_PROBLEM_SHOWN:
+            yield printable(f"... and {n - SAME_PROBLEM_SHOWN} more rows: {message}")
+    if report is not None and report.schema_suspect:
+        yield (f"hint: {len(report.problems)} rows{' or more' if report.truncated else ''} do "
+               f"not decode while the file's blocks are sound: the schema given is probably "
+               f"not the one the file was written with")
 
 
 def _cell(v: Any) -> str:

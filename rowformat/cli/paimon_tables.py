@@ -23,9 +23,9 @@ import json
 import os
 from typing import IO, Any
 
-from ..errors import DatasetError
+from ..errors import DatasetError, RowFormatError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
-from .output import RowPrinter, print_table, printable, problem_line
+from .output import RowPrinter, columns_arg, print_table, printable, problem_lines
 
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
 
@@ -48,15 +48,12 @@ def _open(args):
     except ImportError:
         raise UsageError(f"{args.file} is a Paimon table: reading tables needs pypaimon: "
                          f"{PAIMON_HINT}") from None
-    from ..paimon.tables import open_table
+    from ..paimon.tables import pin, snapshot_by_id
     try:
-        table = open_table(args.file, snapshot_id=getattr(args, "snapshot", None))
+        table, snapshot_id = pin(args.file, snapshot_id=getattr(args, "snapshot", None))
     except DatasetError as e:
         raise UsageError(str(e)) from None
-    sm = table.snapshot_manager()
-    snap = sm.get_snapshot_by_id(args.snapshot) if args.snapshot is not None \
-        else sm.get_latest_snapshot()
-    return table, snap
+    return table, None if snapshot_id is None else snapshot_by_id(table, snapshot_id)
 
 
 def table_info(table, snap) -> dict:
@@ -117,12 +114,33 @@ def cmd_inspect_table(args, out: IO[str]) -> int:
     return EXIT_OK
 
 
+def verify_data_file(table, d) -> tuple[Any, list]:
+    """(the file's ``VerifyReport``, or None when it could not be read at
+    all; its problems): ``verify`` of the file against its schema, and the
+    manifest's row count and size against the file's."""
+    from ..paimon.tables import file_schema
+    from ..verify import Problem, verify
+    try:
+        report = verify(d.path, file_schema(table, d.meta))
+        size = os.path.getsize(d.path)
+    except (RowFormatError, OSError) as e:
+        message = str(e) if isinstance(e, RowFormatError) else f"{e.strerror or e}"
+        return None, [Problem("file", message.removeprefix(f"{d.path}: "))]
+    problems = list(report.problems)
+    if report.num_rows is not None and report.num_rows != d.rows:
+        problems.append(Problem("file", f"the manifest's _ROW_COUNT is {d.rows}, but the file "
+                                        f"holds {report.num_rows} rows"))
+    if size != d.size:
+        problems.append(Problem("file", f"the manifest's _FILE_SIZE is {d.size}, but the file "
+                                        f"has {size} bytes"))
+    return report, problems
+
+
 def cmd_verify_table(args, out: IO[str]) -> int:
     if args.schema:
         raise UsageError("--schema is not for a table: each data file is verified against "
                          "the schema the table recorded for it")
-    from ..paimon.tables import data_files, file_schema
-    from ..verify import verify
+    from ..paimon.tables import data_files
     table, snap = _open(args)
     files = data_files(table)
     row_files = [d for d in files if d.format == "row"]
@@ -131,48 +149,44 @@ def cmd_verify_table(args, out: IO[str]) -> int:
         raise UsageError(f"{args.file}: no .row data files (file.format "
                          f"{(table.table_schema.options or {}).get('file.format')}): "
                          f"verify checks only .row files")
-    results = []
+    results, bad = [], 0
     for d in row_files:
-        try:
-            rt = file_schema(table, d.meta)
-        except DatasetError as e:
-            raise UsageError(str(e)) from None
-        report = verify(d.path, rt)
-        results.append((d, report))
-    ok = all(r.ok for _, r in results)
+        report, problems = verify_data_file(table, d)
+        bad += bool(problems)
+        if args.json:
+            results.append({"file": d.path, "ok": not problems, "problems": [
+                {"block": p.block, "row": p.row, "column": p.column, "message": p.message}
+                for p in problems]})
+        elif not problems:     # each file as it is checked
+            out.write(f"ok {printable(d.path)}: {report.num_rows} rows in {report.num_blocks} "
+                      f"blocks\n")
+        else:
+            for line in problem_lines(problems):
+                out.write(f"{printable(d.path)}: {line}\n")
+            out.write(f"FAILED {printable(d.path)}: {len(problems)} problem(s)\n")
+        out.flush()
+    ok = not bad
     if args.json:
         out.write(json.dumps({
             "table": args.file, "snapshot": None if snap is None else int(snap.id), "ok": ok,
-            "files": [{"file": d.path, "ok": r.ok,
-                       "problems": [{"block": p.block, "row": p.row, "column": p.column,
-                                     "message": p.message} for p in r.problems]}
-                      for d, r in results],
+            "files": results,
             "skipped": [{"file": d.path, "format": d.format} for d in skipped],
         }, indent=2) + "\n")
         return EXIT_OK if ok else EXIT_BAD_FILE
-    bad = 0
-    for d, r in results:
-        if r.ok:
-            out.write(f"ok {printable(d.path)}: {r.num_rows} rows in {r.num_blocks} blocks\n")
-            continue
-        bad += 1
-        for p in r.problems:
-            out.write(f"{printable(d.path)}: {problem_line(p)}\n")
-        out.write(f"FAILED {printable(d.path)}: {len(r.problems)} problem(s)\n")
     for d in skipped:
         out.write(f"skipped {printable(d.path)}: not a .row file\n")
     snap_text = "no snapshot" if snap is None else f"snapshot {snap.id}"
     if ok:
-        out.write(f"ok {printable(args.file)} ({snap_text}): {len(results)} .row data file(s)\n")
+        out.write(f"ok {printable(args.file)} ({snap_text}): {len(row_files)} .row data "
+                  f"file(s)\n")
     else:
-        out.write(f"FAILED {printable(args.file)} ({snap_text}): {bad} of {len(results)} .row "
+        out.write(f"FAILED {printable(args.file)} ({snap_text}): {bad} of {len(row_files)} .row "
                   f"data file(s) have problems\n")
     return EXIT_OK if ok else EXIT_BAD_FILE
 
 
 def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     """head (``limit`` rows) and cat (``limit`` None) of a table."""
-    from .rows import _columns
     from ..paimon.tables import read_batches
     if getattr(args, "rows", None) is not None:
         raise UsageError("--rows is for a .row file; a table's rows have no fixed order "
@@ -180,7 +194,7 @@ def print_table_rows(args, out: IO[str], limit: int | None) -> int:
     if args.schema:
         raise UsageError("--schema is not for a table: its rows are read with its own schema")
     table, snap = _open(args)
-    columns = _columns(args.columns)
+    columns = columns_arg(args.columns)
     names = list(table.field_names)
     if columns:
         unknown = [c for c in columns if c not in names]

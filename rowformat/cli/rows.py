@@ -11,7 +11,7 @@ import re
 from typing import IO, Any, Callable, Iterable, Sequence
 
 from .exit_codes import EXIT_OK, UsageError
-from .output import RowPrinter
+from .output import RowPrinter, columns_arg
 from .schema_arg import require_schema
 
 
@@ -23,13 +23,6 @@ def add_row_output_arguments(p: argparse.ArgumentParser, default: str) -> None:
                    help=f"output format (default {default})")
     p.add_argument("--batch-size", type=int, default=4096, help=argparse.SUPPRESS)
     p.add_argument("--threads", type=int, default=None, help=argparse.SUPPRESS)
-
-
-def _columns(values: Sequence[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    out = [c.strip() for v in values for c in v.split(",") if c.strip()]
-    return out or None
 
 
 def _row_range(text: str | None, n: int) -> range:
@@ -60,9 +53,8 @@ def _print_rows(args, out: IO[str], rows_of: Callable[[Any], Iterable[int] | Non
     """Prints the rows ``rows_of(reader)`` names (None: all), in file order
     when ``ordered``, else in the order given (duplicates too)."""
     import numpy as np
-    import pyarrow as pa
     with _open_reader(args) as r:
-        columns = _columns(args.columns)
+        columns = columns_arg(args.columns)
         rows = rows_of(r)
         printer = RowPrinter(args.format, out)
         if ordered:
@@ -75,8 +67,7 @@ def _print_rows(args, out: IO[str], rows_of: Callable[[Any], Iterable[int] | Non
             table = r.take(list(rows or []), columns=columns)
             for batch in table.to_batches():
                 printer.write(batch)
-        positions = r._column_positions(columns)
-        printer.close(pa.schema([r.arrow_schema.field(i) for i in positions]))
+        printer.close(r.projected_schema(columns))
     return EXIT_OK
 
 

@@ -46,6 +46,12 @@ def _latest_schema_file(directory: str) -> str:
     return os.path.join(directory, f"schema-{max(ids)}")
 
 
+def _looks_like_a_path(spec: str) -> bool:
+    """Schema text has no slash outside a backtick-quoted name, and does not
+    end in .json: such a --schema that names nothing is a missing file."""
+    return ("/" in spec and "`" not in spec) or spec.endswith(".json")
+
+
 def load_schema(spec: str):
     """The RowType ``--schema`` names: a Paimon table directory, a file of
     schema JSON (a Paimon table schema file, ``{"fields": [...]}`` or a field
@@ -58,6 +64,8 @@ def load_schema(spec: str):
         source = spec
     elif os.path.isdir(spec):
         source = _latest_schema_file(spec)
+    elif _looks_like_a_path(spec):
+        raise UsageError(f"--schema {spec}: no such file or directory")
     try:
         if source is None:
             return as_row_type(spec)
@@ -78,6 +86,13 @@ def load_schema(spec: str):
 
 def require_schema(args) -> Any:
     """The schema of ``args.schema``; a :class:`UsageError` when none was given."""
+    if os.path.isdir(args.file):
+        from ..paimon.tables import is_table
+        what = ("a Paimon table directory (one holding schema/schema-N): `take` reads .row "
+                "files by row number; use head or cat for a table"
+                if is_table(args.file) else
+                "a directory, not a .row file nor a Paimon table directory (no schema/schema-N)")
+        raise UsageError(f"{args.file} is {what}")
     if not getattr(args, "schema", None):
         raise UsageError(
             f"{args.file}: a .row file stores no schema: give the writer's schema with "

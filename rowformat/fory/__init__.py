@@ -13,8 +13,9 @@ import struct as _struct
 
 import pyarrow as _pa
 
+from rowformat.arrow_cast import cast_batch
 from rowformat.arrow_data import as_batches
-from rowformat.errors import MalformedRowError, RowFormatError, SchemaError, SchemaHashMismatchError
+from rowformat.errors import MalformedRowError, RowFormatError, SchemaHashMismatchError
 from . import schema as _schema
 from ._row import ArrayView, MapView, Plan as _Plan, StructView
 
@@ -71,6 +72,9 @@ class RowEncoder:
         self.encode = self._plan.encode  # type: ignore[method-assign]
         self.decode = self._plan.decode  # type: ignore[method-assign]
 
+    def __repr__(self):
+        return f"<fory.RowEncoder {self.layout}: {self.schema.names}>"
+
     def encode(self, value) -> bytes:  # replaced per instance by the C method
         """Row bytes of ``value``: a dict, an object with attributes, or a
         tuple in schema order; values as pyarrow ``to_pylist()`` gives them."""
@@ -106,21 +110,11 @@ class RowEncoder:
         """One row per row of ``data``, as a BinaryArray: a RecordBatch, Table
         or RecordBatchReader, or any object exporting ``__arrow_c_stream__`` or
         ``__arrow_c_array__`` (a polars DataFrame, a DuckDB result, ...)."""
-        parts = [self._plan.encode_batch(self._conform(b))
+        parts = [self._plan.encode_batch(cast_batch(b, self.schema))
                  for b in as_batches(data, "encode_batch()")]
         if not parts:
             parts = [self._plan.encode_batch(_pa.RecordBatch.from_pylist([], schema=self.schema))]
         return parts[0] if len(parts) == 1 else _pa.concat_arrays(parts)
-
-    def _conform(self, batch: _pa.RecordBatch) -> _pa.RecordBatch:
-        """``batch`` with the encoder's columns, in its order and types."""
-        if batch.schema.names == self.schema.names and \
-                [f.type for f in batch.schema] == [f.type for f in self.schema]:
-            return batch
-        try:
-            return batch.select(self.schema.names).cast(self.schema)
-        except (KeyError, ValueError, TypeError, _pa.ArrowException) as e:
-            raise SchemaError(f"record batch does not match the encoder schema: {e}") from None
 
     def decode_batch(self, binary_array) -> _pa.RecordBatch:
         """Rows (a binary/large_binary array) back into a RecordBatch."""

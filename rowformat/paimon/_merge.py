@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..arrow_cast import floor_divide
 from ..types import DataType, TimestampType
 from . import _predicate, _types
 
@@ -196,7 +197,7 @@ def _contains_nanoseconds(t: pa.DataType) -> bool:
 
 
 def _floor_to_microseconds(arr: Any) -> Any:
-    return pc.multiply(_types.floor_divide(arr.cast(pa.int64()), 1000), 1000).cast(arr.type)
+    return pc.multiply(floor_divide(arr.cast(pa.int64()), 1000), 1000).cast(arr.type)
 
 
 def as_pypaimon_rows(values: pa.Table) -> pa.Table:

@@ -32,6 +32,8 @@ _ROW_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_field
 _BLOB_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fields",
                        "push_down_predicate", "blob_as_descriptor", "batch_size", "row_indices",
                        "blob_parallelism", "file_size", "index_cache")
+_MANIFEST_READ_PARAMS = ("self", "manifest_file_name", "manifest_entry_filter", "drop_stats",
+                         "early_entry_filter", "early_record_filter", "partition_filter")
 # pypaimon 2.0.0 writes .blob entries whose CRC32 leaves out their length
 # fields (2.1.0 and Paimon Java include them), and reads them back without
 # that check: its .blob files stay its own, read and written stock
@@ -81,6 +83,23 @@ POINTS: tuple[Point, ...] = (
           (("self", "path", "data", "fields", "zstd_level", "kwargs"),),
           "._writer:make_local_write_row", needs=("_to_file",),
           what="writes local .row data files"),
+    # snapshot (and schema) commits: a rename that refuses an existing
+    # target across processes, not only across threads (_rename)
+    Point("pypaimon.filesystem.local_file_io", "LocalFileIO.rename",
+          "pypaimon.filesystem.local_file_io", (("self", "src", "dst"),),
+          "._rename:make_rename", needs=("_to_file",),
+          what="renames without replacing a file another process committed"),
+    # manifests: a damaged one fails naming itself, a data file name with '/' is refused
+    Point("pypaimon.manifest.manifest_file_manager", "ManifestFileManager.read",
+          "pypaimon.manifest.manifest_file_manager",
+          (_MANIFEST_READ_PARAMS + ("selected_blocks", "file_size"), _MANIFEST_READ_PARAMS),
+          "._metadata:make_manifest_read",
+          what="reads manifests as untrusted input (names, damage)"),
+    Point("pypaimon.manifest.manifest_list_manager", "ManifestListManager.read",
+          "pypaimon.manifest.manifest_list_manager",
+          (("self", "manifest_list_name", "file_size"), ("self", "manifest_list_name")),
+          "._metadata:make_manifest_list_read",
+          what="reads manifest lists as untrusted input (names, damage)"),
     Point("pypaimon.read.split_read", "FormatBlobReader",
           "pypaimon.read.reader.format_blob_reader",
           (_BLOB_READER_PARAMS,),

@@ -20,7 +20,10 @@ Contract (pypaimon 2.1.0, ``pypaimon/read/reader/format_row_reader.py``):
   ZSTD block, whatever its rows); this one returns batches of
   ``max(batch_size, MIN_BATCH_ROWS)`` rows (the last one shorter, and fewer
   where the predicate drops rows): pypaimon's default of 1024 rows per
-  batch would cost more in per-batch work than decoding the rows.
+  batch would cost more in per-batch work than decoding the rows. A batch
+  also ends at the reader's byte budget (``DEFAULT_BATCH_BYTES`` of row
+  bytes, one row at least), so big rows make small batches and memory is
+  bounded by the budget and the readahead, not by the file.
 * An empty ``read_fields`` yields no batch at all (pypaimon builds a
   zero-column, zero-row table per block and skips it).
 
@@ -34,10 +37,11 @@ import importlib
 import os
 from typing import Any, Iterator, List, Optional
 
+import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError, RowFormatError, RowIndexError
-from ..reader import RowFileReader
+from ..reader import DEFAULT_BATCH_BYTES, RowFileReader
 from . import _types
 
 MIN_BATCH_ROWS = 65536
@@ -90,6 +94,27 @@ def close_reader_and_stream(r: Any) -> None:
     finally:
         if stream is not None:
             stream.close()
+
+
+def take_chunks(reader: RowFileReader, rows, size: int,
+                budget: int = DEFAULT_BATCH_BYTES) -> Iterator[tuple[int, int]]:
+    """(start, stop) slices of ``rows`` (row numbers) of at most ``size``
+    rows whose bytes (:meth:`RowFileReader.row_bytes`) stay within
+    ``budget``, one row at least: the byte budget of ``iter_batches`` for ``take``."""
+    n = len(rows)
+    if not n:
+        return
+    per_block = np.array([reader.row_bytes(b) for b in range(reader.num_blocks)] or [0],
+                         np.int64)
+    blocks = np.searchsorted(reader.block_index.row_starts, np.asarray(rows, np.int64),
+                             "right") - 1
+    cost = per_block[np.clip(blocks, 0, len(per_block) - 1)]
+    start = 0
+    while start < n:
+        fits = int(np.searchsorted(np.cumsum(cost[start:start + size]), budget, "right"))
+        stop = start + max(1, fits)
+        yield start, stop
+        start = stop
 
 
 def _base_class() -> type:
@@ -181,8 +206,8 @@ def make_reader_class(stock: type) -> type:
                                                readahead=reader.threads)
                 return
             rows = self._row_indices
-            for start in range(0, len(rows), size):
-                table = reader.take(rows[start:start + size], columns=self._columns)
+            for start, stop in take_chunks(reader, rows, size):
+                table = reader.take(rows[start:stop], columns=self._columns)
                 yield from table.combine_chunks().to_batches()
 
         def _generate(self) -> Iterator[pa.RecordBatch]:

@@ -14,9 +14,9 @@ import threading
 from typing import Any, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import schema_json
+from ..arrow_cast import cast_array
 from ..types import RowType
 
 _CACHE_LOCK = threading.Lock()
@@ -40,27 +40,11 @@ def row_type(fields: Sequence[Any], key: str | None = None) -> RowType:
     return rt
 
 
-def floor_divide(values, divisor: int):
-    """``values // divisor`` (int64 Arrow values, Python's flooring);
-    Arrow's integer division and unsafe casts truncate toward zero."""
-    q = pc.divide(values, divisor)
-    r = pc.subtract(values, pc.multiply(q, divisor))
-    return pc.if_else(pc.less(r, 0), pc.subtract(q, 1), q)
-
-
-def _floor_seconds(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """timestamp[ms] to timestamp[s], flooring as pypaimon's reader does
-    (``millis // 1000``)."""
-    return floor_divide(arr.cast(pa.int64()), 1000).cast(target)
-
-
 def conform(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """``arr`` (rowformat's Arrow type) as pypaimon's Arrow type ``target``."""
+    """``arr`` (rowformat's Arrow type) as pypaimon's Arrow type ``target``:
+    TIMESTAMP(0) floored to seconds as pypaimon's reader does (``millis //
+    1000``); TIME from ms of the day (exact for every precision); VECTOR and
+    nested types: the names and nullability of child fields."""
     if arr.type.equals(target):
         return arr
-    if (pa.types.is_timestamp(arr.type) and pa.types.is_timestamp(target)
-            and arr.type.unit == "ms" and target.unit == "s"):
-        return _floor_seconds(arr, target)
-    # TIME: rowformat stores ms of the day for every precision, so time64 -> time32[ms]
-    # is exact; VECTOR, nested types: names and nullability of child fields
-    return arr.cast(target, safe=False)
+    return cast_array(arr, pa.field("", target), truncate=True)

@@ -33,12 +33,13 @@ from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .. import schema_json
-from ..errors import DatasetError, PaimonIntegrationError, SchemaError
+from ..arrow_cast import cast_batch
+from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMetadataError
 from ..types import RowType
 from . import _types
+from ._metadata import check_name, reading
 
 SCHEMA_DIR = "schema"
 ROW_ID = "_ROW_ID"
@@ -63,11 +64,31 @@ def acceleration():
 
 # ---------------------------------------------------------------- tables
 
+def _numbered(directory: str, prefix: str) -> list[int]:
+    """The N of the ``<prefix>N`` files in ``directory`` (none if it is missing)."""
+    if not os.path.isdir(directory):
+        return []
+    n = len(prefix)
+    return [int(name[n:]) for name in os.listdir(directory)
+            if name.startswith(prefix) and name[n:].isdigit()]
+
+
 def is_table(path: str) -> bool:
     """A Paimon table directory: it has ``schema/schema-<n>`` files."""
-    schema_dir = os.path.join(path, SCHEMA_DIR)
-    return os.path.isdir(schema_dir) and any(
-        n.startswith("schema-") and n[7:].isdigit() for n in os.listdir(schema_dir))
+    return bool(_numbered(os.path.join(path, SCHEMA_DIR), "schema-"))
+
+
+def _schema_path(table_path: str, schema_id: int) -> str:
+    return os.path.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
+
+
+def _snapshot_path(table, pinned: bool = True) -> str:
+    """The snapshot file a failed read of the table's snapshot was reading:
+    the one it is pinned to (unless not ``pinned``), else the latest."""
+    directory = os.path.join(str(table.table_path), "snapshot")
+    pin_id = (table.table_schema.options or {}).get("scan.snapshot-id") if pinned else None
+    ids = [int(pin_id)] if pin_id is not None else _numbered(directory, "snapshot-")
+    return os.path.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
 
 
 def _pypaimon_table_class():
@@ -89,10 +110,13 @@ def _from_path(path: str):
     from pypaimon.common.options.options import Options
     from pypaimon.schema.schema_manager import SchemaManager
     file_io = FileIO.get(path, Options({}))
-    schema = SchemaManager(file_io, path).latest()
-    if schema is None:
+    ids = _numbered(os.path.join(path, SCHEMA_DIR), "schema-")
+    if not ids:
         raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
-    return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
+    where = _schema_path(path, max(ids))
+    with reading(where, "schema"):
+        schema = SchemaManager(file_io, path).get_schema(max(ids))
+        return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
 
 
 def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
@@ -104,7 +128,7 @@ def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None
         raise DatasetError("give either a snapshot id or a tag, not both")
     table = _from_path(path)
     if snapshot_id is not None:
-        if table.snapshot_manager().get_snapshot_by_id(int(snapshot_id)) is None:
+        if snapshot_by_id(table, int(snapshot_id)) is None:
             raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")
         table = table.copy({"scan.snapshot-id": str(int(snapshot_id))})
     elif tag is not None:
@@ -114,8 +138,21 @@ def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None
     return table
 
 
+def snapshot_by_id(table, snapshot_id: int):
+    """Snapshot ``snapshot_id`` of the table (pypaimon's), None if there is none."""
+    sm = table.snapshot_manager()
+    with reading(sm.get_snapshot_path(snapshot_id), "snapshot"):
+        return sm.get_snapshot_by_id(snapshot_id)
+
+
+def latest_snapshot(table):
+    """The table's latest snapshot (pypaimon's), None without one."""
+    with reading(lambda: _snapshot_path(table, pinned=False), "snapshot"):
+        return table.snapshot_manager().get_latest_snapshot()
+
+
 def latest_snapshot_id(table) -> int | None:
-    snap = table.snapshot_manager().get_latest_snapshot()
+    snap = latest_snapshot(table)
     return None if snap is None else snap.id
 
 
@@ -187,7 +224,9 @@ def plan(table, columns: list[str] | None = None, partition_filter=None) -> list
         rb = rb.with_projection(columns)
     if partition_filter is not None:
         rb = rb.with_partition_filter(partition_filter)
-    return list(rb.new_scan().plan().splits())
+    # (accelerated: manifests are read as untrusted input, _metadata)
+    with acceleration(), reading(lambda: _snapshot_path(table), "snapshot or manifest list"):
+        return list(rb.new_scan().plan().splits())
 
 
 def split_bytes(split) -> int:
@@ -336,42 +375,8 @@ def _concat(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
 
 
 def conform_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    arrays = []
-    for field in target:
-        arr = batch.column(field.name)
-        if not arr.type.equals(field.type):
-            try:
-                if pa.types.is_fixed_size_list(field.type) and (
-                        pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type)):
-                    arr = _list_to_fixed(arr, field.type)
-                else:
-                    arr = arr.cast(field.type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-                raise SchemaError(f"column {field.name!r}: cannot store {arr.type} values as "
-                                  f"{field.type}: {e}") from None
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def _list_to_fixed(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """list -> fixed_size_list (a VECTOR column). Arrow's own cast crashes
-    on null lists (pyarrow 2x), so the child array is rebuilt here."""
-    import numpy as np
-    n = target.list_size
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    valid = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
-    lengths = np.asarray(pc.list_value_length(arr).fill_null(n).to_numpy(zero_copy_only=False))
-    if (lengths != n).any():
-        bad = int(np.flatnonzero(lengths != n)[0])
-        raise pa.ArrowInvalid(f"row {bad} has {lengths[bad]} elements, not {n}")
-    values = arr.flatten()                  # the elements of the valid lists, in order
-    rank = np.cumsum(valid) - 1
-    idx = np.where(valid[:, None], rank[:, None] * n + np.arange(n)[None, :], len(values))
-    child = pa.concat_arrays([values, pa.nulls(1, values.type)]).take(pa.array(idx.ravel()))
-    child = child.cast(target.value_type)
-    return pa.FixedSizeListArray.from_arrays(child, type=target,
-                                             mask=pa.array(~valid) if not valid.all() else None)
+    """``batch`` as the table's Arrow schema ``target`` (columns by name, safe casts)."""
+    return cast_batch(batch, target)
 
 
 def commit(table, pickled: Iterable[bytes], overwrite: bool, dynamic: bool = False) -> None:
@@ -423,15 +428,24 @@ def _partition_text(split) -> str:
     return ",".join(f"{f.name}={v}" for f, v in zip(fields, values))
 
 
-def local_path(path: str) -> str:
-    """A data file's path as a local path (pypaimon's paths may be ``file:`` URIs)."""
+def local_path(path: str, file_io=None) -> str:
+    """A data file's path as a local path: as ``file_io`` (the table's)
+    maps it when it is a ``LocalFileIO`` (``file://localhost/t/x.row``,
+    ``file:///t/x.row``, percent-escapes: ``/t/x.row``, as pypaimon reads
+    it), else without a ``file:`` scheme."""
+    if file_io is not None:
+        from ._reader import local_path as io_local_path
+        mapped = io_local_path(file_io, path)
+        if mapped is not None:
+            return mapped
     return path[len("file:"):] if path.startswith("file:") else path
 
 
 def _data_file_path(table, split, f) -> str:
+    check_name(f.file_name, f"{table.table_path}: a manifest", "data file")
     p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
     if p:
-        return local_path(str(p))
+        return local_path(str(p), table.file_io)
     return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
 
 
@@ -461,9 +475,11 @@ def file_fields(table, meta) -> list[Any]:
     from pypaimon.read.split_read import KEY_FIELD_ID_START, KEY_PREFIX
     from pypaimon.schema.data_types import DataField
     from pypaimon.table.special_fields import SpecialFields
-    file_schema = table.schema_manager.get_schema(meta.schema_id)
+    with reading(_schema_path(str(table.table_path), meta.schema_id), "schema"):
+        file_schema = table.schema_manager.get_schema(meta.schema_id)
     if file_schema is None:
-        raise DatasetError(f"{meta.file_name}: the table has no schema {meta.schema_id}")
+        raise TableMetadataError(f"{meta.file_name}: written with schema {meta.schema_id}, but "
+                                 f"the table has no {_schema_path(str(table.table_path), meta.schema_id)}")
     if meta.write_cols:
         by_name = {f.name: f for f in file_schema.fields}
         return [by_name[n] for n in meta.write_cols if n in by_name]

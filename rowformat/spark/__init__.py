@@ -37,7 +37,7 @@ def _import(module: str):
     except ModuleNotFoundError as e:
         if e.name and e.name.split(".")[0] == "pyspark":
             raise ModuleNotFoundError(
-                "rowformat.spark needs pyspark 4.0 or newer: pip install 'rowformat[spark]'",
+                "rowformat.spark needs pyspark 4.1 or newer: pip install 'rowformat[spark]'",
                 name="pyspark") from e
         raise
 

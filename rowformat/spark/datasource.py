@@ -1,4 +1,4 @@
-"""The ``paimon-row`` Python Data Source (PySpark 4.0+).
+"""The ``paimon-row`` Python Data Source (PySpark 4.1+).
 
     df = spark.read.format("paimon-row").load("/w/db.db/t")         # a Paimon table
     df.write.format("paimon-row").mode("append").save("/w/db.db/t")   # or "overwrite"

@@ -34,7 +34,7 @@ import numpy as _np
 import pyarrow as pa
 
 from rowformat.errors import (CorruptFileError, LimitExceededError, RowDecodeError, RowLimitError,
-                              ValueConversionError)
+                              RowMemoryError, ValueConversionError)
 
 
 # The module is one namespace split by concern into textual includes, so a

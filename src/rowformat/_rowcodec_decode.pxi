@@ -809,7 +809,7 @@ cdef class RowDecoder:
         """Appends, in order, row ``rows[k]`` of block ``blocks[which[k]]``
         for each k (a random batch in the order asked, from the blocks its
         rows are in). A failing row's RowDecodeError carries ``block``, its
-        position in ``blocks``."""
+        position in ``blocks`` (a RowMemoryError too)."""
         cdef Py_ssize_t nb = len(blocks)
         cdef int64_t k, n = rows.shape[0]
         if which.shape[0] != n:
@@ -826,7 +826,7 @@ cdef class RowDecoder:
                 if not 0 <= which[k] < nb:
                     raise ValueError(f"decode_gather: block {which[k]} outside [0, {nb})")
             self._decode(views, &which[0], &rows[0], 0, n, reserve)
-        except RowDecodeError as e:
+        except (RowDecodeError, RowMemoryError) as e:
             e.block = which[self.failed_at]
             raise
         finally:

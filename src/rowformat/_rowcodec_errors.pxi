@@ -72,5 +72,5 @@ def expansion_message(int rc, int64_t max_row_size):
 
 def _decode_error(int rc, row, column):
     cls = RowLimitError if rc in (E_ROW_LIMIT, E_EXPAND_LIMIT, E_EXPAND_CALL, E_PY_LIMIT) \
-        else RowDecodeError
+        else RowMemoryError if rc == E_OOM else RowDecodeError
     return cls(error_message(rc), row, column)

@@ -157,3 +157,47 @@ WRITES_ROW_KINDS = rp.status().pypaimon != "2.0.0"
 needs_row_kinds = pytest.mark.skipif(
     not WRITES_ROW_KINDS, reason=f"pypaimon {rp.status().pypaimon}'s writer ignores "
                                  f"rowkind.field: its tables hold no deletes or retractions")
+
+
+def rewrite_manifests(table_dir, edit):
+    """Rewrites every manifest of the table at ``table_dir`` with
+    ``edit(record)`` applied to its entries (records, edited in place), then
+    the sizes the manifest lists and snapshots record, so that only the
+    edit differs: a table as a damaged or hostile writer leaves it."""
+    import json
+
+    import fastavro
+
+    def rewrite(path, change):
+        with open(path, "rb") as f:
+            reader = fastavro.reader(f)
+            schema, codec, records = reader.writer_schema, reader.codec, list(reader)
+        for r in records:
+            change(r)
+        with open(path, "wb") as f:
+            fastavro.writer(f, schema, records, codec=codec)
+
+    manifest_dir = os.path.join(table_dir, "manifest")
+    names = sorted(os.listdir(manifest_dir))
+    for name in names:
+        if name.startswith("manifest-") and not name.startswith("manifest-list-"):
+            rewrite(os.path.join(manifest_dir, name), edit)
+
+    def fix_size(record):
+        p = os.path.join(manifest_dir, record["_FILE_NAME"])
+        if os.path.exists(p):
+            record["_FILE_SIZE"] = os.path.getsize(p)
+
+    for name in names:
+        if name.startswith("manifest-list-"):
+            rewrite(os.path.join(manifest_dir, name), fix_size)
+    snapshot_dir = os.path.join(table_dir, "snapshot")
+    for name in os.listdir(snapshot_dir):
+        if name.startswith("snapshot-"):
+            path = os.path.join(snapshot_dir, name)
+            snap = json.load(open(path))
+            for kind in ("base", "delta"):
+                snap[f"{kind}ManifestListSize"] = os.path.getsize(
+                    os.path.join(manifest_dir, snap[f"{kind}ManifestList"]))
+            with open(path, "w") as f:
+                json.dump(snap, f)

@@ -117,10 +117,17 @@ def test_data_file_that_is_not_a_regular_file(capfd, append, kind):
         os.unlink(victim)
         os.mkdir(victim)
     said = f"{victim}: is a {kind}, not a regular file"
-    for argv in (["verify", path], ["cat", path]):
-        result = {}
-        assert call_guarded(lambda: result.update(zip("coe", run(capfd, *argv))), victim) is None
-        assert result["c"] == 1 and said in result["e"], (argv, result)
+    result = {}
+    assert call_guarded(lambda: result.update(zip("coe", run(capfd, "cat", path))), victim) is None
+    assert result["c"] == 1 and said in result["e"], result
+    # verify reports it as that file's problem, and every other file's result
+    assert call_guarded(lambda: result.update(zip("coe", run(capfd, "verify", path))),
+                        victim) is None
+    lines = result["o"].splitlines()
+    assert result["c"] == 1 and f"{victim}: file: is a {kind}, not a regular file" in lines
+    assert f"FAILED {victim}: 1 problem(s)" in lines
+    assert sorted(line.split(" ")[1].rstrip(":") for line in lines if line.startswith("ok ")) \
+        == sorted(set(wh.data_files("app")) - {victim})
     rp.accelerate()
     error = call_guarded(lambda: read(wh.table("app")), victim)
     assert isinstance(error, CorruptFileError) and said in str(error)
@@ -159,12 +166,15 @@ def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
                                               f"ok {path} (snapshot 1): 1 .row data file(s)"]
     code, out, _ = run(capfd, "inspect", path)
     assert code == 0 and EVIL_SHOWN in out
+    size = os.path.getsize(evil)
     with open(evil, "r+b") as f:
         f.truncate(10)
     code, out, _ = run(capfd, "verify", path)
     lines = out.splitlines()
-    assert code == 1 and len(lines) == 3 and lines[0].startswith(f"{shown}: file: ")
-    assert lines[1:] == [f"FAILED {shown}: 1 problem(s)",
+    assert code == 1 and len(lines) == 4 and lines[0].startswith(f"{shown}: file: ")
+    assert lines[1] == f"{shown}: file: the manifest's _FILE_SIZE is {size}, but the file has " \
+                       f"10 bytes"
+    assert lines[2:] == [f"FAILED {shown}: 2 problem(s)",
                          f"FAILED {path} (snapshot 1): 1 of 1 .row data file(s) have problems"]
     assert not any(c in out for c in "\x1b\r\u202e")
 
@@ -260,11 +270,37 @@ def test_inspect_says_how_the_table_is_read_and_cat_is_right_either_way(capfd, p
     monkeypatch.setattr(importlib.metadata, "version",
                         lambda name: "9.9.9" if name == "pypaimon" else real(name))
     monkeypatch.setattr(rp, "_warned", False)
-    code, out, _ = run(capfd, "inspect", path)
+    with pytest.warns(rp.AccelerationWarning, match="9.9.9"):     # (its plan reads manifests)
+        code, out, _ = run(capfd, "inspect", path)
     assert code == 0
     [line] = [x for x in out.splitlines() if "read with" in x]
     assert "stock pypaimon 9.9.9 (not accelerated: pypaimon 9.9.9 is not a version" in line
+    monkeypatch.setattr(rp, "_warned", False)
     with pytest.warns(rp.AccelerationWarning, match="9.9.9"):
         code, out, _ = run(capfd, "cat", path)
     assert code == 0
     assert sorted(_rows_of_jsonl(out), key=lambda r: r["id"]) == expected
+
+
+@pytest.mark.parametrize("scheme", ["file://localhost", "file://"])
+def test_verify_a_table_with_external_data_paths(capfd, wh, tmp_path, scheme):
+    """Data files that pypaimon writes under 'data-file.external-paths': the
+    manifest holds a file: URI, which verify used to open as a local path
+    ('//localhost/...': no such file) (issue 28, item 5)."""
+    import glob
+    external = tmp_path / "external"
+    external.mkdir()
+    wh.create("ext", SCHEMA, options={"data-file.external-paths": f"{scheme}{external}",
+                                      "data-file.external-paths.strategy": "round-robin"})
+    write(wh.table("ext"), _data(range(10), lambda i: "x"))
+    path = os.path.join(wh.root, "db.db", "ext")
+    [data] = glob.glob(str(external / "**" / "*.row"), recursive=True)
+    assert not wh.data_files("ext")         # none in the table's own directory
+    code, out, err = run(capfd, "verify", path)
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [f"ok {data}: 10 rows in 1 blocks",
+                                f"ok {path} (snapshot 1): 1 .row data file(s)"]
+    code, out, _ = run(capfd, "cat", path, "-f", "jsonl")
+    assert code == 0 and sorted(r["id"] for r in _rows_of_jsonl(out)) == list(range(10))
+    code, out, _ = run(capfd, "inspect", path, "--json")
+    assert code == 0 and [f["path"] for f in json.loads(out)["files"]] == [data]

@@ -157,6 +157,34 @@ def test_time_travel_by_snapshot_and_tag(spark, tmp_path):
         spark.read.format(FORMAT).option("snapshotId", 9).load(path).collect()
 
 
+def test_damaged_metadata_is_an_analysis_exception_naming_the_file(spark, tmp_path):
+    """A snapshot that is not JSON, and a manifest naming a data file with a
+    '/': an AnalysisException carrying rowformat's message, which names the
+    file (issue 28, items 2 and 6)."""
+    from pyspark.errors import AnalysisException
+
+    from tests.paimon._tables import rewrite_manifests
+    path = str(tmp_path / "damaged")
+    spark.range(3).write.format(FORMAT).mode("append").save(path)
+    manifests = os.path.join(path, "manifest")
+    [manifest] = [n for n in os.listdir(manifests) if not n.startswith("manifest-list-")]
+
+    def escape(record):
+        record["_FILE"]["_FILE_NAME"] = "../../x.row"
+    rewrite_manifests(path, escape)
+    with pytest.raises(AnalysisException) as e:
+        spark.read.format(FORMAT).load(path).collect()
+    assert (f"TableMetadataError: {manifests}/{manifest}: data file name '../../x.row' is not "
+            f"a file name") in str(e.value)
+    snapshot = os.path.join(path, "snapshot", "snapshot-1")
+    with open(snapshot, "w") as f:
+        f.write("{not json")
+    with pytest.raises(AnalysisException) as e:
+        spark.read.format(FORMAT).load(path).collect()
+    assert f"TableMetadataError: {snapshot}: damaged Paimon snapshot: JSONDecodeError" \
+        in str(e.value)
+
+
 def test_partitioned_table_from_stock_pypaimon(spark, tmp_path):
     """Written by stock pypaimon (fixed buckets, partitions), read by Spark."""
     from pypaimon import Schema

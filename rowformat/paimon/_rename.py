@@ -1,0 +1,55 @@
+"""``LocalFileIO.rename`` while acceleration is on: a rename that refuses an
+existing target across processes.
+
+Paimon commits a snapshot by writing ``snapshot-N`` under a temporary name
+and renaming it into place only if no ``snapshot-N`` exists yet; the loser
+of a race sees the rename fail and retries with N + 1. pypaimon 2.0.0's and
+2.1.0's ``LocalFileIO.rename`` checks that the target does not exist under a
+``threading.Lock`` (one process only), then calls ``rename(2)``, which on
+Linux replaces a file another process has just put there: two processes
+committing to one local table could both "win" snapshot N, and one commit's
+rows were lost without an error.
+
+Here the move is ``os.link(src, dst)`` then ``os.unlink(src)``: ``link(2)``
+fails with ``EEXIST`` when ``dst`` exists, atomically, so exactly one writer
+wins and every other gets False, as Paimon's protocol expects. A file system
+without hard links (or a directory source, which cannot be linked) gets
+pypaimon's own rename.
+"""
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any
+
+# link(2) errors that mean "no hard links here", not "the target exists"
+_NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP,
+                       errno.EMLINK, errno.ENOSYS})
+
+
+def make_rename(stock: Any) -> Any:
+    """``LocalFileIO.rename`` (``stock`` is pypaimon's)."""
+
+    def rename(self, src: str, dst: str) -> bool:
+        src_file, dst_file = self._to_file(src), self._to_file(dst)
+        if dst_file.is_dir() or not src_file.is_file():
+            return stock(self, src, dst)        # directories: pypaimon's own rename
+        dst_file.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(src_file, dst_file)
+        except FileExistsError:
+            return False                        # another writer won: the caller retries
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            if e.errno in _NO_LINKS:
+                return stock(self, src, dst)
+            return False
+        try:
+            os.unlink(src_file)
+        except FileNotFoundError:
+            pass
+        return True
+
+    rename._rowformat_stock = stock  # type: ignore[attr-defined]
+    return rename

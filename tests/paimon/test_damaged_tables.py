@@ -1,0 +1,164 @@
+"""Tables whose metadata is damaged or hostile (issue 28, items 2, 6, 7):
+the ``rowformat`` command exits 1 with a message naming the snapshot,
+schema or manifest file; accelerated pypaimon raises TableMetadataError;
+``verify`` checks the manifests' counts against the files."""
+import glob
+import json
+import os
+import shutil
+
+import pyarrow as pa
+import pytest
+
+import rowformat.paimon as rp
+from rowformat.errors import TableMetadataError
+from rowformat.paimon import tables as tb
+
+from ._tables import read, rewrite_manifests, write
+from .test_cli_tables import run
+
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
+ESCAPE = "../../outside/x.row"
+
+
+@pytest.fixture
+def table(wh):
+    """(warehouse, table directory) of a row-tracking append table of one
+    data file, 3 rows."""
+    t = wh.create("t", SCHEMA, options={"row-tracking.enabled": "true"})
+    write(t, pa.table({"id": [1, 2, 3], "s": ["a", "b", "c"]}, schema=SCHEMA))
+    return wh, os.path.join(wh.root, "db.db", "t")
+
+
+def manifest_of(path):
+    [m] = [p for p in glob.glob(os.path.join(path, "manifest", "manifest-*"))
+           if "manifest-list-" not in p]
+    return m
+
+
+def set_file(key, value):
+    def edit(record):
+        record["_FILE"][key] = value
+    return edit
+
+
+# ---------------------------------------------------------------- item 2
+
+def test_a_data_file_name_with_a_slash_is_refused(capfd, table):
+    """A manifest entry named ../../outside/x.row used to be read (and
+    verified ok) from outside the table: now every reader refuses it,
+    naming the manifest."""
+    wh, path = table
+    [data] = wh.data_files("t")
+    outside = os.path.join(os.path.dirname(data), ESCAPE)
+    os.makedirs(os.path.dirname(outside))
+    shutil.copy(data, outside)              # a valid .row file: only the name is wrong
+    rewrite_manifests(path, set_file("_FILE_NAME", ESCAPE))
+    said = f"{manifest_of(path)}: data file name '{ESCAPE}' is not a file name (Paimon " \
+           f"writes names without '/'); refusing to read it"
+    for command in ("verify", "head", "cat", "inspect"):
+        code, out, err = run(capfd, command, path)
+        assert (code, out, err) == (1, "", f"rowformat {command}: {said}\n"), command
+    rp.accelerate()
+    with pytest.raises(TableMetadataError) as e:
+        read(wh.table("t"))
+    assert str(e.value) == said
+    with pytest.raises(TableMetadataError) as e:     # lookup_row_ids' routing
+        tb.RowIdRouter.from_table(tb.open_table(path), path)
+    assert str(e.value) == said
+
+
+def test_a_manifest_list_naming_a_path_is_refused(capfd, table):
+    _, path = table
+    snap_path = os.path.join(path, "snapshot", "snapshot-1")
+    snap = json.load(open(snap_path))
+    snap["baseManifestList"] = "../../../x"
+    json.dump(snap, open(snap_path, "w"))
+    code, out, err = run(capfd, "verify", path)
+    assert (code, out) == (1, "")
+    assert err == (f"rowformat verify: {path}/manifest: manifest list name '../../../x' is not "
+                   f"a file name (Paimon writes names without '/'); refusing to read it\n")
+
+
+# ---------------------------------------------------------------- item 6
+
+def _damage_schema(path, text):
+    with open(os.path.join(path, "schema", "schema-0"), "w") as f:
+        f.write(text)
+    return os.path.join(path, "schema", "schema-0"), "schema"
+
+
+def _damage_snapshot(path, text):
+    with open(os.path.join(path, "snapshot", "snapshot-1"), "w") as f:
+        f.write(text)
+    return os.path.join(path, "snapshot", "snapshot-1"), "snapshot"
+
+
+def _truncate_manifest(path, _):
+    m = manifest_of(path)
+    with open(m, "r+b") as f:
+        f.truncate(os.path.getsize(m) // 2)
+    return m, "manifest"
+
+
+def test_an_unknown_schema_id_is_named(capfd, table):
+    """A manifest entry of a schema the table does not have: pypaimon fails
+    on it with an AttributeError (rowformat said "a bug", exit 3)."""
+    _, path = table
+    rewrite_manifests(path, set_file("_SCHEMA_ID", 7))
+    code, out, err = run(capfd, "verify", path)
+    assert (code, out) == (1, "")
+    assert err == (f"rowformat verify: {manifest_of(path)}: an entry names schema 7, but the "
+                   f"table has no {path}/schema/schema-7\n")
+
+
+DEEP = "[" * 5000 + "]" * 5000
+DAMAGE = {
+    "schema not JSON": (_damage_schema, "{not json"),
+    "schema nested 5000 deep": (_damage_schema, DEEP),
+    "snapshot not JSON": (_damage_snapshot, "{not json"),
+    "snapshot nested 5000 deep": (_damage_snapshot, DEEP),
+    "truncated manifest": (_truncate_manifest, None),
+}
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_damaged_metadata_is_bad_input_naming_the_file(capfd, table, case):
+    """Each used to exit 3 ("a bug in rowformat"), most without naming the
+    file: now exit 1, the message naming the file and what pypaimon said."""
+    wh, path = table
+    damage, text = DAMAGE[case]
+    where, what = damage(path, text)
+    for command in ("verify", "head"):
+        code, out, err = run(capfd, command, path)
+        assert code == 1 and out == "", (command, err)
+        assert err.startswith(f"rowformat {command}: {where}: damaged Paimon {what}"), err
+        assert "bug in rowformat" not in err
+    with pytest.raises(TableMetadataError, match=f"^{where}: damaged Paimon {what}"):
+        t = tb.open_table(path)                 # the Spark source's way in
+        list(tb.read_batches(t, tb.plan(t), ["id"]))
+    if what == "manifest":                      # pypaimon's own scan, accelerated
+        rp.accelerate()
+        with pytest.raises(TableMetadataError, match=f"^{where}: damaged Paimon {what}"):
+            read(wh.table("t"))
+
+
+# ---------------------------------------------------------------- item 7
+
+@pytest.mark.parametrize("key, field, said", [
+    ("_ROW_COUNT", "rows", "the manifest's _ROW_COUNT is 2, but the file holds 3 rows"),
+    ("_FILE_SIZE", "size", "the manifest's _FILE_SIZE is {}, but the file has {} bytes"),
+])
+def test_verify_checks_the_manifest_counts(capfd, table, key, field, said):
+    """verify used to say ok when a manifest's _ROW_COUNT or _FILE_SIZE
+    disagreed with the data file (a _ROW_ID lookup then misses a row a scan returns)."""
+    wh, path = table
+    [data] = wh.data_files("t")
+    size = os.path.getsize(data)
+    rewrite_manifests(path, set_file(key, 2 if key == "_ROW_COUNT" else size + 1))
+    code, out, _ = run(capfd, "verify", path)
+    assert code == 1
+    assert out.splitlines() == [
+        f"{data}: file: {said.format(size + 1, size)}",
+        f"FAILED {data}: 1 problem(s)",
+        f"FAILED {path} (snapshot 1): 1 of 1 .row data file(s) have problems"]

@@ -1,0 +1,59 @@
+"""The package's modules import one another without a cycle, counting imports
+inside functions too (a cycle hidden in a function is still a tangle), but not
+a module's imports of the packages that contain it."""
+import ast
+import pathlib
+
+import rowformat
+
+PACKAGE = pathlib.Path(rowformat.__file__).resolve().parent
+
+
+def import_graph(root: pathlib.Path) -> dict[str, set[str]]:
+    modules = {}
+    for f in root.rglob("*.py"):
+        parts = list(f.relative_to(root.parent).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for m, f in modules.items():
+        package = m.split(".") if f.name == "__init__.py" else m.split(".")[:-1]
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = package[:len(package) - node.level + 1] if node.level else []
+                name = ".".join(base + ([node.module] if node.module else []))
+                targets = [f"{name}.{a.name}" if f"{name}.{a.name}" in modules else name
+                           for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            graph[m].update(t for t in targets
+                            if t in modules and t != m and not m.startswith(t + "."))
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
+    found: set[tuple[str, ...]] = set()
+
+    def walk(node, path):
+        for t in graph[node]:
+            if t in path:
+                found.add(tuple(sorted(path[path.index(t):])))
+            elif len(path) < len(graph):
+                walk(t, path + [t])
+    done: set[str] = set()
+    for m in graph:
+        if m not in done:
+            walk(m, [m])
+            done.add(m)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {("a", "b", "c")}
+
+
+def test_no_import_cycle_in_the_package():
+    if not (PACKAGE / "cli" / "rows.py").exists():
+        raise AssertionError(f"unexpected package layout at {PACKAGE}")
+    assert cycles(import_graph(PACKAGE)) == set()
