@@ -13,7 +13,9 @@ without importing torch) and :class:`BlockShuffleSampler`.
 
 Row ``i`` of the dataset is row ``i - start`` of the file whose rows start
 at ``start``, the files in the order given (for a table: its snapshot's data
-files by partition, bucket and path). Each process opens its own readers the
+files by partition, bucket and path; for a row-tracking table, by their
+first ``_ROW_ID``: ``row_ids(indices)`` and ``take_row_ids(ids)`` go
+between the two). Each process opens its own readers the
 first time it reads, and keeps them (their block caches too) across batches;
 a dataset pickled to DataLoader workers (fork or spawn) carries only paths
 and schemas. Readers release the GIL while they decompress.
@@ -21,14 +23,16 @@ and schemas. Readers release the GIL while they decompress.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
-from .errors import DatasetError, RowIndexError
+from .errors import DatasetError
 from .reader import RowFileReader
+from .scatter import route_row_ids, take_files
 from .source import as_rows
 from .types import RowType
 
@@ -41,17 +45,28 @@ class RowDataset:
     ``ds[i]`` is one row as a dict; ``ds.take(indices)`` and
     ``ds.__getitems__(indices)`` (what a PyTorch ``DataLoader`` calls for a
     batch) one ``RecordBatch`` of those rows in the order asked
-    (``format="numpy"``: a dict of NumPy arrays)."""
+    (``format="numpy"``: a dict of NumPy arrays).
+
+    ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
+    lets a batch decompress a block only up to the last row it needs there
+    (RowFileReader's option of that name, and its caveat); ``threads``, the
+    readers' decoding threads (default: the core count, and in a DataLoader
+    worker the cores divided by the number of workers); ``memory_map=True``
+    decompresses blocks straight from mappings of the files (RowFileReader's
+    option, and its caveat: a file must not be truncated while it is open)."""
 
     def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
-                 cache_bytes: int = 64 << 20):
+                 cache_bytes: int = 64 << 20, prefix_lookups: bool = False,
+                 threads: Optional[int] = None, memory_map: bool = False):
+        first_ids = None
         if isinstance(source, (str, os.PathLike)):
-            files, file_schema = _table_files(os.fspath(source), schema)
+            files, file_schema, first_ids = _table_files(os.fspath(source), schema)
         else:
             files = [os.fspath(p) for p in source]
             if schema is None:
                 raise DatasetError("RowDataset: give the schema of the .row files")
             file_schema = as_row_type(schema)
+        self.source = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "RowDataset"
         self.files: list[str] = files
         self.schema: RowType = file_schema
         self.columns = list(columns) if columns is not None else list(file_schema.names)
@@ -59,9 +74,13 @@ class RowDataset:
         if unknown:
             raise DatasetError(f"RowDataset: no column(s) {unknown}; the columns are "
                                f"{list(file_schema.names)}")
+        self._positions = tuple(file_schema.index(c) for c in self.columns)
         full = to_arrow_schema(file_schema)
         self.arrow_schema = pa.schema([full.field(c) for c in self.columns])
         self.cache_bytes = cache_bytes
+        self.prefix_lookups = prefix_lookups
+        self.threads = threads
+        self.memory_map = memory_map
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
         counts, block_starts = [], []
@@ -72,6 +91,13 @@ class RowDataset:
             block_starts.append(r.block_index.row_starts.astype(np.int64) + offset)
             offset += r.num_rows
         self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        # a row-tracking table: each file's first _ROW_ID (the files in that order)
+        self.first_row_ids: Optional[np.ndarray] = first_ids
+        if first_ids is not None:
+            ends = first_ids + np.diff(self._starts)
+            if len(ends) > 1 and (first_ids[1:] < ends[:-1]).any():
+                raise DatasetError(f"{source}: the _ROW_ID ranges of its data files overlap "
+                                   f"(a data-evolution table): RowDataset reads one file per row")
         # the first row of every block of every file, as dataset rows
         self.block_starts: np.ndarray = (np.concatenate(block_starts) if block_starts
                                          else np.zeros(0, np.int64))
@@ -96,23 +122,32 @@ class RowDataset:
             raise ValueError(f"format must be 'arrow' or 'numpy', got {format!r}")
         rows = as_rows(indices, len(self), "indices")
         file_of = np.searchsorted(self._starts, rows, side="right") - 1
-        order = np.argsort(file_of, kind="stable")
-        parts = []
-        for f in np.unique(file_of).tolist():
-            picked = order[file_of[order] == f]
-            local = rows[picked] - self._starts[f]
-            try:
-                parts.append(self._reader(f).take(local, self.columns))
-            except RowIndexError as e:
-                raise RowIndexError(f"{self.files[f]}: {e}") from None
-        table = pa.concat_tables(parts) if parts else self.arrow_schema.empty_table()
-        # the rows are grouped by file: put them back in the order asked
-        table = table.take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+        table = take_files(self._reader, file_of, rows - self._starts[file_of], self._positions)
+        if table is None:
+            table = self.arrow_schema.empty_table()
         batch = _one_batch(table, self.arrow_schema)
         if format == "numpy":
             return {name: col.to_numpy(zero_copy_only=False)
                     for name, col in zip(batch.schema.names, batch.columns)}
         return batch
+
+    # -- _ROW_ID (row-tracking tables) -----------------------------------------
+    def row_ids(self, indices) -> np.ndarray:
+        """The ``_ROW_ID`` of the dataset rows ``indices``."""
+        rows = as_rows(indices, len(self), "indices")
+        f = np.searchsorted(self._starts, rows, side="right") - 1
+        return self._tracked()[f] + rows - self._starts[f]
+
+    def take_row_ids(self, ids, format: str = "arrow") -> Any:
+        """take() of the rows whose ``_ROW_ID`` are ``ids``, in the order given."""
+        f, local = route_row_ids(self._tracked(), np.diff(self._starts), ids, self.source)
+        return self.take(self._starts[f] + local, format)
+
+    def _tracked(self) -> np.ndarray:
+        if self.first_row_ids is None:
+            raise DatasetError(f"{self.source}: not a row-tracking table "
+                               f"('row-tracking.enabled'): its rows have no _ROW_ID")
+        return self.first_row_ids
 
     # -- readers, one set per process ----------------------------------------
     def _reader(self, f: int) -> RowFileReader:
@@ -121,7 +156,10 @@ class RowDataset:
         r = self._readers.get(f)
         if r is None:
             r = self._readers[f] = RowFileReader(self.files[f], self.schema,
-                                                 cache_bytes=self.cache_bytes)
+                                                 cache_bytes=self.cache_bytes,
+                                                 prefix_lookups=self.prefix_lookups,
+                                                 threads=self.threads or _worker_threads(),
+                                                 memory_map=self.memory_map)
         return r
 
     def close(self) -> None:
@@ -140,6 +178,18 @@ class RowDataset:
                 f"columns {self.columns}>")
 
 
+def _worker_threads() -> Optional[int]:
+    """In a PyTorch DataLoader worker, the cores shared out among the
+    loader's workers (each worker's readers decompress on that many
+    threads, so that the workers together use each core once); elsewhere
+    None (the readers' default, the core count)."""
+    data = sys.modules.get("torch.utils.data")
+    info = data.get_worker_info() if data is not None else None
+    if info is None:
+        return None
+    return max(1, (os.cpu_count() or 1) // info.num_workers)
+
+
 def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
     batches = table.to_batches()
     if not batches:
@@ -147,7 +197,9 @@ def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
     return batches[0]
 
 
-def _table_files(path: str, schema) -> tuple[list[str], RowType]:
+def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.ndarray]]:
+    """The table's .row data files (by first _ROW_ID for a row-tracking
+    table), its schema, and the files' first _ROW_IDs (or None)."""
     from .paimon import tables
     if schema is not None:
         raise DatasetError("RowDataset: a Paimon table's schema is its own; give no schema")
@@ -165,8 +217,15 @@ def _table_files(path: str, schema) -> tuple[list[str], RowType]:
                                f"or a subset of the columns")
         if getattr(d.meta, "delete_row_count", 0):
             raise DatasetError(f"{path}: data file {d.path} has deleted rows")
-        files.append(d.path)
-    return files, tables.row_type(table)
+        files.append(d)
+    first = None
+    if table.options.row_tracking_enabled() and files:
+        if any(d.meta.first_row_id is None for d in files):
+            raise DatasetError(f"{path}: a data file has no _ROW_ID range (written before row "
+                               f"tracking was enabled?)")
+        files.sort(key=lambda d: d.meta.first_row_id)
+        first = np.array([d.meta.first_row_id for d in files], np.int64)
+    return [d.path for d in files], tables.row_type(table), first
 
 
 class BlockShuffleSampler:

@@ -12,8 +12,8 @@ import itertools
 import os
 import threading
 from collections import deque
+from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from concurrent.futures import CancelledError, ThreadPoolExecutor, wait
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -24,9 +24,11 @@ from . import _rowcodec
 from .arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex, read_footer_and_index
+from .decode_pool import shared_pool as _shared_pool
 from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
                      RowIndexError, RowMemoryError)
 from .footer import Footer
+from .scatter import Scatter, Wanted, touched_blocks
 from .source import Source, as_rows, few_rows, row_number
 from .types import RowType
 
@@ -51,33 +53,9 @@ INLINE_COLD = 2
 # a whole block, and walking the rows before the row costs what it saves)
 PREFIX_SHARE = 0.6
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def _shared_pool(threads: int) -> ThreadPoolExecutor:
-    """The process's pool of ``threads`` decoding threads, shared by all
-    readers as pyarrow shares its CPU pool: opening a file per scan starts no
-    threads, and the memory their allocator arenas keep is reused (a fresh
-    pool per reader cost a 1M-row scan about 5 ms of page faults)."""
-    with _POOLS_LOCK:
-        pool = _POOLS.get(threads)
-        if pool is None:
-            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="rowformat-read")
-        return pool
-
-
-def _forget_pools_in_child():
-    # A forked child (a Spark Python worker) has none of its parent's threads.
-    global _POOLS_LOCK
-    _POOLS_LOCK = threading.Lock()
-    _POOLS.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pools_in_child)
+# take() of at most this many rows (a training batch): each touched block
+# decompressed once, on all threads, and the rows decoded in this thread
+SCATTERED_ROWS = 16384
 
 
 def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
@@ -152,11 +130,12 @@ class RowFileReader:
     with ``pread`` first: faster scans and lookups, as with pyarrow's option
     of that name, and the same caveat: the file must not be truncated while
     it is open (touching unmapped pages kills the process with SIGBUS).
-    ``prefix_lookups=True`` lets get() and small take()s of rows in the first
-    60% of an uncached block decompress only the block's prefix up to the
-    row (and resume it for the next lookup in the block), finding the row by
-    walking the rows before it. The cost: such a lookup cannot check the row
-    lengths against the block's offset array (it sits at the block's end),
+    ``prefix_lookups=True`` lets get() and take() (of up to SCATTERED_ROWS
+    rows) of rows in the first 60% of an uncached block decompress only the
+    block's prefix up to the last such row (a lookup resumes it for the next
+    lookup in the block), finding the rows by walking the rows before them.
+    The cost: such a lookup cannot check the row lengths against the block's
+    offset array (it sits at the block's end),
     so a block whose bytes are damaged in a way that still parses returns
     what they say instead of an error; read(), verify() and the default
     check every row against it.
@@ -224,6 +203,18 @@ class RowFileReader:
         block = self._cache.get(b)
         if block is not None:
             return block
+        block = self._decompressed(b)
+        if cache:
+            self._keep(b, block)
+        return block
+
+    def _keep(self, b: int, block) -> None:
+        self._cache.put(b, block, block.nbytes)
+        if ~b in self._cache:       # a lookup's prefix of it is no longer needed
+            self._cache.pop(~b)
+
+    def _decompressed(self, b: int) -> "_rowcodec.Block":
+        """Block ``b`` read, decompressed and checked (not through the cache)."""
         offset, size, usize, rows = self._blocks[b]
         try:
             d = self._local.decompressor
@@ -240,10 +231,6 @@ class RowFileReader:
         if block.num_rows != rows:
             raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
                                    f"index says {rows}")
-        if cache:
-            self._cache.put(b, block, block.nbytes)
-            if ~b in self._cache:       # a lookup's prefix of it is no longer needed
-                self._cache.pop(~b)
         return block
 
     def _rows_block(self, b: int, local) -> "_rowcodec.Block":
@@ -551,7 +538,10 @@ class RowFileReader:
         return pa.Table.from_batches(batches, schema=schema)
 
     def take(self, row_numbers, columns=None) -> pa.Table:
-        """The rows ``row_numbers``, in the order given (duplicates allowed)."""
+        """The rows ``row_numbers``, in the order given (duplicates allowed).
+        Up to SCATTERED_ROWS rows (a training batch): each block they touch
+        is read and decompressed once, on all the threads (touched_blocks),
+        and the rows decoded in the order asked in one C loop."""
         positions = self._column_positions(columns)
         few = few_rows(row_numbers, SMALL_TAKE, self.num_rows, "row_numbers", self.name)
         if few is not None:
@@ -562,6 +552,8 @@ class RowFileReader:
         runs = self._inline_runs(rows)
         if runs is not None:
             return self._take_inline(runs, positions)
+        if len(rows) <= SCATTERED_ROWS:
+            return self._take_scattered(rows, positions)
         schema = pa.schema([self.arrow_schema.field(i) for i in positions])
         if np.all(rows[1:] > rows[:-1]):
             batches = list(self._batches(rows, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(rows)))
@@ -569,6 +561,59 @@ class RowFileReader:
         unique, inverse = np.unique(rows, return_inverse=True)
         batches = list(self._batches(unique, positions, DEFAULT_BATCH_SIZE, self._unit_blocks(unique)))
         return pa.Table.from_batches(batches, schema=schema).take(pa.array(inverse.ravel()))
+
+    def _take_scattered(self, rows: np.ndarray, positions) -> pa.Table:
+        """take() of up to SCATTERED_ROWS rows: their blocks decompressed
+        once each, on all the threads (touched_blocks), then their rows
+        decoded and put in the order asked."""
+        want = Scatter(self, rows)
+        return want.decode(touched_blocks([want])[0], positions)
+
+    def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
+        """The blocks ``blocks`` (distinct) holding at least their rows up to
+        ``lasts``: see the module's touched_blocks()."""
+        return touched_blocks([Wanted(self, blocks, lasts)])[0]
+
+    def _work(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> list:
+        """Fills ``out`` with the cached blocks; (cost, k, block, last or -1)
+        for each other one (a prefix costs about its share of a whole block,
+        the walk included)."""
+        work = []
+        for k, (b, last) in enumerate(zip(blocks.tolist(), np.asarray(lasts).tolist())):
+            out[k] = self._cache.get(b)
+            if out[k] is None:
+                rows = self._blocks[b][3]
+                early = self.prefix_lookups and last < rows * PREFIX_SHARE
+                work.append((last / rows if early else 1.0, k, b, last if early else -1))
+        return work
+
+    def _fetch(self, share: list) -> list:
+        """(k, block) for the (cost, k, block number, last row or -1) of one
+        thread's share of touched_blocks()."""
+        got = []
+        early = [(k, b, last) for _, k, b, last in share if last >= 0]
+        if early:
+            meta = [self._blocks[b] for _, b, _ in early]
+            frames = [self._source.frame(offset, size) for offset, size, _, _ in meta]
+            job = _rowcodec.BlockPrefixes(
+                frames, np.array([m[2] for m in meta], np.int64),
+                np.array([m[3] for m in meta], np.int64),
+                np.array([last for _, _, last in early], np.int64))
+            job.run(self._decoder(None))
+            got.extend((k, block) for (k, _, _), block in zip(early, job.blocks()))
+            del job                         # (it holds views of the frames)
+            for frame in frames:
+                if type(frame) is memoryview:
+                    frame.release()
+        redo = {k for k, block in got if block is None}   # left to libzstd
+        got = [(k, block) for k, block in got if block is not None]
+        for _, k, b, last in share:
+            if last < 0 or k in redo:
+                block = self._decompressed(b)
+                if self._cache.budget:
+                    self._keep(b, block)
+                got.append((k, block))
+        return got
 
     def _list_runs(self, rows: list) -> list:
         """(block, local row numbers) for each run of ``rows`` in one block, in
@@ -638,3 +683,4 @@ class RowFileReader:
 
     def __exit__(self, *exc):
         self.close()
+

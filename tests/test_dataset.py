@@ -122,32 +122,59 @@ def test_sampler_shards_are_disjoint_and_cover(files):
         BlockShuffleSampler(ds, rank=3, world_size=3)
 
 
-@pytest.mark.parametrize("context", ["fork", "spawn"])
-def test_dataloader_workers_return_every_row(files, tmp_path, context):
+@pytest.mark.parametrize("context,sampler", [("fork", "blocks"), ("spawn", "blocks"),
+                                             ("fork", "shuffle"), ("spawn", "shuffle")])
+def test_dataloader_workers_return_every_row(files, tmp_path, context, sampler):
+    """Two workers return the rows of a scan, each once (all columns)."""
     pytest.importorskip("torch")
-    paths, _ = files
+    paths, ref = files
+    order = ("sampler=BlockShuffleSampler(ds, window=2, seed=1)" if sampler == "blocks"
+             else "shuffle=True")
     code = textwrap.dedent(f"""
         import os, pickle, sys
         from torch.utils.data import DataLoader
         from rowformat.dataset import BlockShuffleSampler, RowDataset
         import probe
-        ds = RowDataset({paths!r}, schema={SCHEMA!r}, columns=["id"])
-        loader = DataLoader(ds, batch_size=256, num_workers=2, collate_fn=probe.ids,
-                            sampler=BlockShuffleSampler(ds, window=2, seed=1),
-                            multiprocessing_context={context!r})
-        ids, pids = [], set()
-        for batch_ids, pid in loader:
-            ids += batch_ids
+        ds = RowDataset({paths!r}, schema={SCHEMA!r})
+        loader = DataLoader(ds, batch_size=256, num_workers=2, collate_fn=probe.rows,
+                            {order}, multiprocessing_context={context!r})
+        rows, pids = [], set()
+        for batch_rows, pid in loader:
+            rows += batch_rows
             pids.add(pid)
-        print(len(ids), sorted(ids) == list(range(len(ds))), len(pids - {{os.getpid()}}))
+        pickle.dump((rows, len(pids - {{os.getpid()}})), sys.stdout.buffer)
     """)
     (tmp_path / "probe.py").write_text(textwrap.dedent("""
         import os
-        def ids(batch):
-            return batch.column("id").to_pylist(), os.getpid()
+        def rows(batch):
+            return batch.to_pylist(), os.getpid()
     """))
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["3801", "True", "2"]
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr.decode()
+    rows, workers = pickle.loads(out.stdout)
+    assert workers == 2
+    key = lambda r: r["id"]      # noqa: E731
+    assert sorted(rows, key=key) == ref.to_pylist()
+
+
+def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
+    """In a DataLoader worker, each reader decompresses on the cores divided
+    by the number of workers (so the workers do not oversubscribe them)."""
+    import types
+    paths, _ = files
+    info = types.SimpleNamespace(num_workers=2)
+    fake = types.SimpleNamespace(get_worker_info=lambda: info)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setitem(sys.modules, "torch.utils.data", fake)
+    ds = RowDataset(paths, schema=SCHEMA)
+    assert all(r.threads == 4 for r in ds._readers.values())
+    info.num_workers = 16
+    ds.close()
+    ds.take([0, 3000])
+    assert {r.threads for r in ds._readers.values()} == {1}
+    fake.get_worker_info = lambda: None
+    ds.close()
+    ds.take([0])
+    assert ds._readers[0].threads == 8
+    assert RowDataset(paths, schema=SCHEMA, threads=3)._readers[0].threads == 3

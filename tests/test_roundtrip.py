@@ -345,12 +345,14 @@ def test_range_selection_is_a_span(tmp_path):
 
 
 def test_take_in_this_thread_or_on_the_pool(tmp_path):
-    """take() decodes small work in the calling thread through the block cache
-    (the blocks it read are cached afterwards) and hands the rest to the pool
-    (which does not cache); both give table.take's rows, in the order asked."""
-    from rowformat.reader import INLINE_COLD, INLINE_ROWS
+    """take() decodes small work in the calling thread, and up to
+    SCATTERED_ROWS rows by decompressing their blocks on the pool; both
+    through the block cache (the blocks read are cached afterwards). A
+    larger take goes to the pool's batches, which do not cache. All give
+    table.take's rows, in the order asked."""
+    from rowformat.reader import INLINE_COLD, INLINE_ROWS, SCATTERED_ROWS
     s = schema("a INT NOT NULL, b STRING")
-    n = 20000
+    n = 40000
     table = pa.table({"a": pa.array(np.arange(n, dtype=np.int32)),
                       "b": pa.array([None if i % 5 == 0 else "x" * (i % 13) for i in range(n)])},
                      schema=to_arrow_schema(s))
@@ -368,15 +370,16 @@ def test_take_in_this_thread_or_on_the_pool(tmp_path):
             # inline: many rows, unsorted, duplicated, within INLINE_COLD blocks
             yield rng.integers(lo, hi, 700), True
             yield np.sort(rng.integers(lo, hi, INLINE_ROWS)), True
-            # pool: too many rows, or too many blocks to decompress
-            yield rng.integers(lo, hi, INLINE_ROWS + 1), False
-            yield rng.integers(0, n, 200), False
-        for rows, inline in cases():
+            # the pool: too many rows, or too many blocks to decompress
+            yield rng.integers(lo, hi, INLINE_ROWS + 1), True
+            yield rng.integers(0, n, 200), True
+            yield rng.integers(0, n, SCATTERED_ROWS + 1), False
+        for rows, cached in cases():
             r.clear_cache()
             for columns in (None, ["b"]):
                 want = table.take(rows) if columns is None else table.select(columns).take(rows)
                 assert r.take(rows, columns=columns).equals(want)
-            assert (r._cache.nbytes > 0) == inline, (len(rows), inline)
+            assert (r._cache.nbytes > 0) == cached, (len(rows), cached)
         # once its blocks are cached, a take over many blocks is small work too
         rows = rng.integers(0, n, 300)
         for b in range(r.num_blocks):

@@ -126,6 +126,17 @@ POINTS: tuple[Point, ...] = (
           "._blob_writer:make_to_blob", versions=_BLOB_VERSIONS,
           what="stores BLOB values that look like descriptors as bytes unless the policy "
                "follows them"),
+    # pypaimon 2.1.0's map-style to_torch() dataset of a row-tracking table
+    # fetches each batch by _ROW_ID through a new table read that reopens
+    # every file: its dataset becomes one whose batches keep their readers
+    # (_torch.py; the dataset's class is checked when one is made, as its
+    # module imports torch)
+    Point("pypaimon.read.table_read", "TableRead.to_torch", "pypaimon.read.table_read",
+          (("self", "splits", "streaming", "prefetch_concurrency", "batch_format", "batch_size",
+            "to_tensor_fn", "shuffle", "seed", "buffer_size", "max_buffer_input_splits",
+            "auto_detect_rank", "sharding_rank", "sharding_world_size"),),
+          "._torch:make_to_torch", versions=frozenset({"2.1.0"}),
+          what="keeps the readers of to_torch()'s map-style dataset across its batches"),
     # pypaimon 2.1.0's read.native.enabled: .row and .blob files stay with
     # rowformat (pypaimon-rust 0.4.0 is slower, and wrong on primary-key
     # .row files of one-file buckets); optional, as releases without a

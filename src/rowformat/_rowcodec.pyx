@@ -45,3 +45,4 @@ include "_rowcodec_encode.pxi"      # Arrow -> row bytes (BlockEncoder)
 include "_rowcodec_decode.pxi"      # row bytes -> Arrow (Block, RowDecoder)
 include "_rowcodec_pyvalues.pxi"    # row bytes -> Python values (decode_row)
 include "_rowcodec_prefix.pxi"      # a block's first rows without decompressing the rest
+include "_rowcodec_take.pxi"        # a random batch's blocks, decompressed on several threads

@@ -501,7 +501,27 @@ cdef ArrowArray *bld_finish(Node *n) noexcept nogil:
     return a
 
 
-@cython.final   # row_span is called per row: a direct call, not through a vtable
+cdef struct BlockView:
+    # what decoding reads of a Block, so that a batch's rows can be decoded
+    # from several blocks with the GIL released (decode_gather)
+    const uint8_t *ptr
+    int64_t size
+    int64_t num_rows
+    const uint8_t *offsets
+    int64_t data_end
+
+
+cdef inline int row_span(const BlockView *b, int64_t i, int64_t *start, int64_t *end) noexcept nogil:
+    cdef int64_t s = rf_ld_i32(b.offsets + 4 * i)
+    cdef int64_t e = rf_ld_i32(b.offsets + 4 * (i + 1)) if i + 1 < b.num_rows else b.data_end
+    if s < 0 or s > e or e > b.data_end:
+        return -1
+    start[0] = s
+    end[0] = e
+    return 0
+
+
+@cython.final
 cdef class Block:
     """A decompressed block: its bytes, row count and offset array, checked
     once so that row access is plain arithmetic.
@@ -510,48 +530,41 @@ cdef class Block:
     prefix instead (PrefixBlock): the row starts found by walking its rows,
     in native int32s, and where the last of them ends."""
     cdef readonly object data
-    cdef const uint8_t *ptr
-    cdef readonly int64_t num_rows
-    cdef const uint8_t *offsets
+    cdef BlockView v
     cdef object offsets_owner
-    cdef int64_t data_end
     cdef Py_buffer view
 
     def __cinit__(self, data, bytes offsets=None, int64_t data_end=-1):
         PyObject_GetBuffer(data, &self.view, PyBUF_SIMPLE)
         self.data = data
-        self.ptr = <const uint8_t *> self.view.buf
+        self.v.ptr = <const uint8_t *> self.view.buf
         cdef int64_t n = self.view.len
         cdef int64_t rc
+        self.v.size = n
         if offsets is not None:
             if not 0 <= data_end <= n:
                 raise ValueError(f"data_end {data_end} outside the block's {n} bytes")
             self.offsets_owner = offsets
-            self.offsets = <const uint8_t *> PyBytes_AS_STRING(offsets)
-            self.num_rows = len(offsets) // 4
-            self.data_end = data_end
+            self.v.offsets = <const uint8_t *> PyBytes_AS_STRING(offsets)
+            self.v.num_rows = len(offsets) // 4
+            self.v.data_end = data_end
             return
         if n < 4:
             raise CorruptFileError(f"block of {n} bytes is shorter than its 4-byte row count")
-        rc = rf_ld_i32(self.ptr + n - 4)
+        rc = rf_ld_i32(self.v.ptr + n - 4)
         if rc < 0 or 4 * rc > n - 4:
             raise CorruptFileError(f"block of {n} bytes cannot hold its declared {rc} rows")
-        self.num_rows = rc
-        self.data_end = n - 4 - 4 * rc
-        self.offsets = self.ptr + self.data_end
+        self.v.num_rows = rc
+        self.v.data_end = n - 4 - 4 * rc
+        self.v.offsets = self.v.ptr + self.v.data_end
 
     def __dealloc__(self):
         if self.data is not None:
             PyBuffer_Release(&self.view)
 
-    cdef inline int row_span(self, int64_t i, int64_t *start, int64_t *end) noexcept nogil:
-        cdef int64_t s = rf_ld_i32(self.offsets + 4 * i)
-        cdef int64_t e = rf_ld_i32(self.offsets + 4 * (i + 1)) if i + 1 < self.num_rows else self.data_end
-        if s < 0 or s > e or e > self.data_end:
-            return -1
-        start[0] = s
-        end[0] = e
-        return 0
+    @property
+    def num_rows(self):
+        return self.v.num_rows
 
     @property
     def nbytes(self):
@@ -645,6 +658,7 @@ cdef class RowDecoder:
     cdef int64_t own_reserve    # the reserve (bits) of decode() calls given none: one per batch
     cdef int64_t *draws         # (position, bytes) of the rows that drew from the reserve
     cdef int64_t ndraws, cap_draws
+    cdef int64_t failed_at      # the position of the row a failing _decode stopped at
     cdef public int64_t max_row_size
     """Rows whose bytes exceed this (0: no limit) are not decoded; it also
     bounds the null placeholders rows may add to the Arrow builders, and the
@@ -680,11 +694,11 @@ cdef class RowDecoder:
     def pending_rows(self):
         return self.pending
 
-    cdef int _decode_one(self, Block block, int64_t i, int *errcol, bint store) noexcept nogil:
+    cdef int _decode_one(self, const BlockView *block, int64_t i, int *errcol, bint store) noexcept nogil:
         cdef int64_t s, e, pos, credit
         cdef int64_t limit = self.limit
         cdef int rc, f
-        if block.row_span(i, &s, &e):
+        if row_span(block, i, &s, &e):
             errcol[0] = -1
             return E_TRUNC
         errcol[0] = -1
@@ -702,7 +716,7 @@ cdef class RowDecoder:
             self.bud.room = 0
         self.bud.drawn = 0
         pos = s
-        rc = dec_row(&self.root, block.ptr, &pos, e, block.view.len, store, errcol)
+        rc = dec_row(&self.root, block.ptr, &pos, e, block.size, store, errcol)
         if rc == 0 and pos != e:
             errcol[0] = -2
             rc = -100
@@ -742,15 +756,20 @@ cdef class RowDecoder:
                 rf_atomic_add(self.bud.reserve, self.draws[2 * j + 1])
         self.ndraws = 0
 
-    cdef int64_t _rows(self, Block block, const int64_t *rows, int64_t start, int64_t n,
+    cdef int64_t _rows(self, const BlockView *const *blocks, const int64_t *which,
+                       const int64_t *rows, int64_t start, int64_t n,
                        bint store, int64_t *i, int *errcol, int *rc) noexcept nogil:
         """Decodes (or with store=0 walks) rows[:n], or start + 0..n-1 when
-        rows is NULL, until one fails (rc, its row i, errcol). Returns the
-        index in 0..n-1 of the failing row, or n - 1."""
+        rows is NULL, of blocks[which[k]] (blocks[0] when which is NULL),
+        until one fails (rc, its row i, errcol). Returns the index in 0..n-1
+        of the failing row, or n - 1."""
         cdef int64_t k
+        cdef const BlockView *block = blocks[0]
         rc[0] = 0
         for k in range(n):
             i[0] = rows[k] if rows != NULL else start + k
+            if which != NULL:
+                block = blocks[which[k]]
             if i[0] < 0 or i[0] >= block.num_rows:
                 rc[0] = E_TRUNC
                 return k
@@ -772,11 +791,53 @@ cdef class RowDecoder:
         else ``start:stop``. ``reserve``: the call's shared placeholder
         reserve (see "Expansion"); without one, the batch (the rows decoded
         until finish) has its own of max_row_size bytes."""
-        cdef int64_t k, i, n, s, e, walk_i, walk_k
+        cdef const BlockView *one = &block.v
+        cdef int64_t n
+        cdef const int64_t *picked = NULL
+        if rows is None:
+            if stop < 0 or stop > block.v.num_rows:
+                stop = block.v.num_rows
+            n = stop - start if stop > start else 0
+        else:
+            n = rows.shape[0]
+            if n:
+                picked = &rows[0]
+        self._decode(&one, NULL, picked, start, n, reserve)
+
+    def decode_gather(self, list blocks, const int64_t[::1] which, const int64_t[::1] rows,
+                      Reserve reserve=None):
+        """Appends, in order, row ``rows[k]`` of block ``blocks[which[k]]``
+        for each k (a random batch in the order asked, from the blocks its
+        rows are in). A failing row's RowDecodeError carries ``block``, its
+        position in ``blocks`` (a RowMemoryError too)."""
+        cdef Py_ssize_t nb = len(blocks)
+        cdef int64_t k, n = rows.shape[0]
+        if which.shape[0] != n:
+            raise ValueError("decode_gather: which and rows differ in length")
+        if n == 0:
+            return
+        cdef const BlockView **views = <const BlockView **> malloc(max(nb, 1) * sizeof(BlockView *))
+        if views == NULL:
+            raise MemoryError()
+        try:
+            for k in range(nb):
+                views[k] = &(<Block?> blocks[k]).v
+            for k in range(n):
+                if not 0 <= which[k] < nb:
+                    raise ValueError(f"decode_gather: block {which[k]} outside [0, {nb})")
+            self._decode(views, &which[0], &rows[0], 0, n, reserve)
+        except (RowDecodeError, RowMemoryError) as e:
+            e.block = which[self.failed_at]
+            raise
+        finally:
+            free(views)
+
+    cdef int _decode(self, const BlockView *const *blocks, const int64_t *which,
+                     const int64_t *picked, int64_t start, int64_t n, Reserve reserve) except -1:
+        cdef int64_t k, i, s, e, walk_i, walk_k
         cdef int rc = 0
         cdef int errcol = -1
         cdef int walk_rc, walk_col
-        cdef const int64_t *picked = NULL
         # the limit as the budget counts it (bits; a huge one cannot overflow)
         self.limit = min(self.max_row_size, <int64_t> 1 << 59)
         self.credit_base = 8 * EXPAND_PER_BYTE * 4 + min(self.null_width,
@@ -790,23 +851,15 @@ cdef class RowDecoder:
                 self.own_reserve = 8 * self.limit
             self.bud.reserve = &self.own_reserve
         self.ndraws = 0
-        if rows is None:
-            if stop < 0 or stop > block.num_rows:
-                stop = block.num_rows
-            n = stop - start if stop > start else 0
-        else:
-            n = rows.shape[0]
-            if n:
-                picked = &rows[0]
         with nogil:
-            k = self._rows(block, picked, start, n, 1, &i, &errcol, &rc)
+            k = self._rows(blocks, which, picked, start, n, 1, &i, &errcol, &rc)
             if plan_check_utf8(&self.root):
                 # A stored string up to row k is not UTF-8: walk those rows
                 # again without storing, which checks each string on its own
                 # and stops at the first error of any kind, in row order.
                 walk_rc = 0
-                walk_k = self._rows(block, picked, start, min(k + 1, n), 0, &walk_i, &walk_col,
-                                    &walk_rc)
+                walk_k = self._rows(blocks, which, picked, start, min(k + 1, n), 0, &walk_i,
+                                    &walk_col, &walk_rc)
                 if walk_rc:
                     rc, i, errcol, k = walk_rc, walk_i, walk_col, walk_k
                 elif rc == 0:   # cannot happen: the walk checks what the batch check did
@@ -818,8 +871,9 @@ cdef class RowDecoder:
             self.ndraws = 0
         if rc:
             self._reset()
+            self.failed_at = k
             if rc == E_ROW_LIMIT:
-                block.row_span(i, &s, &e)
+                row_span(blocks[which[k] if which != NULL else 0], i, &s, &e)
                 raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
                                     f"{self.max_row_size}", i, None)
             if rc in (E_EXPAND_LIMIT, E_EXPAND_CALL):
@@ -829,6 +883,7 @@ cdef class RowDecoder:
                 raise RowDecodeError("the row's bytes do not match the schema: decoding "
                                      "ended before the row's end", i, None)
             raise _decode_error(rc, i, errcol if errcol >= 0 else None)
+        return 0
 
     cdef void _reset(self):
         cdef int f
@@ -868,9 +923,9 @@ cdef class RowDecoder:
         per bit of a null bitmap, or an empty dict per element of an
         ARRAY<ROW<>>, cannot make a small row take gigabytes."""
         cdef int64_t s, e, pos, left
-        if i < 0 or i >= block.num_rows:
-            raise RowDecodeError(f"row {i} outside the block's {block.num_rows} rows", i, None)
-        if block.row_span(i, &s, &e):
+        if i < 0 or i >= block.v.num_rows:
+            raise RowDecodeError(f"row {i} outside the block's {block.v.num_rows} rows", i, None)
+        if row_span(&block.v, i, &s, &e):
             raise RowDecodeError(error_message(E_TRUNC), i, None)
         if self.max_row_size > 0 and e - s > self.max_row_size:
             raise RowLimitError(f"row of {e - s} bytes is larger than max_row_size="
@@ -879,7 +934,7 @@ cdef class RowDecoder:
             if self.max_row_size > 0 else (<int64_t> 1 << 62)
         pos = s
         try:
-            values = py_row(&self.root, self.names, block.ptr, &pos, e, 1, &left)
+            values = py_row(&self.root, self.names, block.v.ptr, &pos, e, 1, &left)
         except _ValueError as exc:
             if exc.code == E_PY_LIMIT:
                 raise RowLimitError(

@@ -271,34 +271,47 @@ cdef class PrefixBlock:
         return bytes(self.out[:self.produced])
 
     def rows(self, RowDecoder decoder, int64_t i):
-        cdef int64_t pos, next_pos, avail, target
         if self.failed or not 0 <= i < self.num_rows:
             return None
-        while self.walked <= i:
-            avail = self.dec.op if self.dec.op < self.row_bytes else self.row_bytes
-            pos = self.starts[self.walked]
-            while self.walked <= i:
-                next_pos = skip_row(&decoder.root, self.outp, pos, avail, avail)
-                if next_pos < 0:
-                    break           # the row is cut off by the end of the output, or corrupt
-                pos = next_pos
-                self.walked += 1
-                self.starts[self.walked] = <int32_t> pos
-            if self.walked == self.num_rows and pos != self.row_bytes:
-                self.failed = True       # the last row must end where the offset array begins
-                return None
-            if self.walked > i:
-                break
-            if avail >= self.row_bytes or self.dec.frame_done:
-                self.failed = True       # the rows do not fit the schema: the whole block says why
-                return None
-            # more output: the rows still wanted at the average row size (the
-            # block's, then the walked rows'), and a margin
-            if self.walked == 0:
-                target = self.row_bytes * (i + 1) // self.num_rows
-            else:
-                target = pos + (pos // self.walked) * (i + 1 - self.walked)
-            if self.advance(max(target + 1024, self.dec.op + 1024)) < 0:
-                return None
+        if walk_prefix(self.dec, self.outp, self.starts, &self.walked, self.num_rows,
+                       self.row_bytes, &decoder.root, i):
+            self.failed = True
+            return None
         return Block(self.out, PyBytes_FromStringAndSize(<char *> self.starts, 4 * (i + 1)),
                      self.starts[i + 1])
+
+
+cdef int walk_prefix(rfz_dec *dec, uint8_t *outp, int32_t *starts, int64_t *walked,
+                     int64_t num_rows, int64_t row_bytes, Node *root, int64_t i) noexcept nogil:
+    """Decompresses a block's frame (``dec``, into ``outp``) and walks its
+    rows (their starts into ``starts``, ``walked`` of them so far) until
+    rows 0..i are whole; 0, or -1 when that cannot be done here (a frame
+    left to libzstd, a corrupt one, rows that do not walk). Reads only the
+    plan ``root``: threads with their own blocks may share it."""
+    cdef int64_t pos, next_pos, avail, target
+    while walked[0] <= i:
+        avail = dec.op if <int64_t> dec.op < row_bytes else row_bytes
+        pos = starts[walked[0]]
+        while walked[0] <= i:
+            next_pos = skip_row(root, outp, pos, avail, avail)
+            if next_pos < 0:
+                break           # the row is cut off by the end of the output, or corrupt
+            pos = next_pos
+            walked[0] += 1
+            starts[walked[0]] = <int32_t> pos
+        if walked[0] == num_rows and pos != row_bytes:
+            return -1           # the last row must end where the offset array begins
+        if walked[0] > i:
+            break
+        if avail >= row_bytes or dec.frame_done:
+            return -1           # the rows do not fit the schema: the whole block says why
+        # more output: the rows still wanted at the average row size (the
+        # block's, then the walked rows'), and a margin
+        if walked[0] == 0:
+            target = row_bytes * (i + 1) // num_rows
+        else:
+            target = pos + (pos // walked[0]) * (i + 1 - walked[0])
+        target = max(target + 1024, <int64_t> dec.op + 1024)
+        if rfz_advance(dec, <size_t> target) != RFZ_OK:
+            return -1
+    return 0

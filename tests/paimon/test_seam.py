@@ -46,7 +46,7 @@ def test_status_names_every_patch_and_says_when_it_is_on():
     skipped = {"pypaimon.read.table_read.TableRead._native_split_files_supported":
                "not in pypaimon 2.0.0"}
     skipped.update({p.name: "not applied to pypaimon 2.0.0" for p in _patches.POINTS
-                    if "Blob" in p.attr})
+                    if "Blob" in p.attr or p.attr == "TableRead.to_torch"})
     assert off.skipped == ({} if version != "2.0.0" else skipped)
     rp.accelerate()
     on = rp.status()
@@ -300,3 +300,28 @@ def test_row_dataset_over_an_append_table_is_pypaimons_rows(wh):
     write(pk, pa.table({"k": pa.array([1], pa.int64())}))
     with pytest.raises(rowformat.RowFormatError, match="primary-key"):
         rowformat.RowDataset(os.path.join(wh.root, "db.db", "pk"))
+
+
+def test_row_dataset_of_a_row_tracking_table_goes_by_row_id(wh):
+    n = 300
+    data = pa.table({"id": pa.array(range(3 * n), pa.int64()), "s": [f"v{i}" for i in range(3 * n)]})
+    t = wh.create("rt", data.schema, options={"row-tracking.enabled": "true"})
+    with rp.accelerated():
+        for k in range(3):
+            write(t, data.slice(k * n, n))
+    by_id = {r["_ROW_ID"]: r for r in read(t, ["_ROW_ID", "id", "s"]).to_pylist()}
+    ds = rowformat.RowDataset(os.path.join(wh.root, "db.db", "rt"))
+    assert list(ds.first_row_ids) == sorted(ds.first_row_ids)
+    ids = ds.row_ids(range(len(ds)))
+    assert sorted(ids.tolist()) == sorted(by_id)
+    # dataset row i is the row whose _ROW_ID is row_ids(i), by pypaimon's read
+    rows = ds.take(range(len(ds))).to_pylist()
+    assert all(by_id[i]["id"] == r["id"] and by_id[i]["s"] == r["s"] for i, r in zip(ids, rows))
+    pick = [int(ids[5]), int(ids[-1]), int(ids[5]), int(ids[n])]
+    assert [r["id"] for r in ds.take_row_ids(pick).to_pylist()] == [by_id[i]["id"] for i in pick]
+    with pytest.raises(rowformat.RowIndexError, match="_ROW_ID"):
+        ds.take_row_ids([int(ids.max()) + 1])
+    plain = wh.create("plain", data.schema)
+    write(plain, data.slice(0, 10))
+    with pytest.raises(rowformat.RowFormatError, match="row-tracking"):
+        rowformat.RowDataset(os.path.join(wh.root, "db.db", "plain")).row_ids([0])

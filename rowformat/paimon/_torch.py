@@ -1,0 +1,220 @@
+"""pypaimon 2.1.0's map-style ``to_torch()`` dataset, its batches read by rowformat.
+
+Stock, each ``__getitems__`` (one DataLoader batch) plans a new table read
+of the rows' ``_ROW_ID`` ranges, opens every data file they touch, expands
+the ranges into Python int lists and converts the rows to dicts by
+``_ROW_ID``. Under acceleration, ``TableRead.to_torch()`` gives the same
+dataset as an instance of a subclass whose batches go straight from
+``_ROW_ID`` to (file, row): the files' readers and block caches are opened
+once per process and kept across batches, and a batch's blocks are
+decompressed at once on all cores (:func:`rowformat.scatter.touched_blocks`).
+The rows equal stock's. A dataset this cannot read so (not all local
+``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
+row kinds, nested projections, authorization splits, deletion vectors) is
+read stock; ``accelerated_reason(ds)`` says why.
+
+A dataset made under acceleration stays accelerated wherever it goes: it
+pickles (fork and spawn DataLoader workers) without its open readers, and
+each process opens its own.
+
+Importing this module imports no pypaimon; its ``TorchDataset`` class is
+built on first use (and by pickle, through the module's ``__getattr__``).
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from typing import Any, Optional
+
+import numpy as np
+import pyarrow as pa
+
+from ..reader import RowFileReader
+from ..scatter import route_row_ids, take_files
+from . import _reader, _types
+
+_STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
+_CACHE_BYTES = 64 << 20             # each file's block cache
+_TORCH_MODULE = "pypaimon.read.datasource.torch_dataset"
+_classes: dict = {}
+
+
+class _NotFast(Exception):
+    """Why a dataset is read stock."""
+
+
+class _RowIdFiles:
+    """A dataset's data files by ``_ROW_ID`` range, their readers (opened on
+    first use, in this process) and how a batch's rows become pypaimon's."""
+
+    def __init__(self, table_read: Any, splits: list):
+        from . import tables
+        special = importlib.import_module("pypaimon.table.special_fields").SpecialFields
+        split_mod = importlib.import_module("pypaimon.read.split")
+        indexed_mod = importlib.import_module("pypaimon.globalindex.indexed_split")
+        parser = importlib.import_module("pypaimon.schema.data_types").PyarrowFieldParser
+        table = table_read.table
+        if table.is_primary_key_table:
+            raise _NotFast("a primary-key table")
+        if table_read.predicate is not None or table_read.include_row_kind \
+                or table_read.nested_name_paths:
+            raise _NotFast("a predicate, row kinds or a nested projection")
+        schema_id = table.table_schema.id
+        first, counts, paths, metas = [], [], [], []
+        for split in splits:
+            if isinstance(split, indexed_mod.IndexedSplit):
+                split = split.data_split()
+            if type(split) is not split_mod.DataSplit:
+                raise _NotFast(f"a {type(split).__name__}")
+            if any(d is not None for d in (split.data_deletion_files or [])):
+                raise _NotFast("deletion vectors")
+            for f in split.files:
+                if not f.file_name.endswith(".row") or f.first_row_id is None \
+                        or f.schema_id != schema_id or f.write_cols is not None:
+                    raise _NotFast(f"data file {f.file_name} is not a .row file of the "
+                                   f"table's schema with a _ROW_ID range")
+                path = tables._data_file_path(table, split, f)
+                local = _reader.local_path(table.file_io, path)
+                if local is None:
+                    raise _NotFast("data files not on the local file system")
+                first.append(f.first_row_id)
+                counts.append(f.row_count)
+                paths.append(local)
+                metas.append(f)
+        order = np.argsort(np.asarray(first, np.int64), kind="stable")
+        self.first = np.asarray(first, np.int64)[order]
+        self.counts = np.asarray(counts, np.int64)[order]
+        if len(order) > 1 and (self.first[1:] < (self.first + self.counts)[:-1]).any():
+            raise _NotFast("data files whose _ROW_ID ranges overlap")
+        self.paths = [paths[i] for i in order]
+        fields = tables.file_fields(table, metas[order[0]]) if metas else []
+        by_name = {f.name: f for f in fields}
+        self.names = [f.name for f in table_read.read_type]
+        self.row_id = special.ROW_ID.name
+        self.columns = [n for n in self.names if n != self.row_id]
+        if any(n not in by_name for n in self.columns):
+            raise _NotFast("a projected field the data files do not hold")
+        self.schema = _types.row_type(fields)
+        self.positions = tuple(self.schema.index(c) for c in self.columns)
+        self.targets = parser.from_paimon_schema([by_name[n] for n in self.columns])
+        self.readers: dict[int, RowFileReader] = {}
+        self.pid = os.getpid()
+
+    def reader(self, f: int) -> RowFileReader:
+        r = self.readers.get(f)
+        if r is None:
+            r = self.readers[f] = RowFileReader(self.paths[f], self.schema,
+                                                cache_bytes=_CACHE_BYTES)
+            _reader.count_opened()
+        return r
+
+    def rows(self, row_ids: list) -> list:
+        """The rows of ``row_ids`` (in that order) as pypaimon's dicts."""
+        ids = np.asarray(row_ids, np.int64)
+        f, local = route_row_ids(self.first, self.counts, ids, "to_torch() dataset")
+        table = take_files(self.reader, f, local, self.positions)
+        arrays = {name: _types.conform(table.column(name).combine_chunks(), t.type)
+                  for name, t in zip(self.columns, self.targets)}
+        arrays[self.row_id] = pa.array(ids, pa.int64())
+        return pa.table([arrays[n] for n in self.names], names=self.names).to_pylist()
+
+    def close(self) -> None:
+        readers, self.readers = self.readers, {}
+        for r in readers.values():
+            r.close()
+
+
+def _files(ds: Any) -> Optional[_RowIdFiles]:
+    """This process's _RowIdFiles of ``ds``, or None (read stock)."""
+    state = ds.__dict__.get(_STATE)
+    if state is not None and not isinstance(state, str) and state.pid != os.getpid():
+        state = None                    # a forked worker: its own readers
+    if state is None:
+        try:
+            state = _RowIdFiles(ds.table_read, ds.splits)
+        except _NotFast as e:
+            state = str(e)
+        ds.__dict__[_STATE] = state
+    return None if isinstance(state, str) else state
+
+
+def accelerated_reason(ds: Any) -> Optional[str]:
+    """None when ``ds``'s batches are read by rowformat, else why not."""
+    if type(ds).__module__ != __name__:
+        return "not made under rowformat.paimon acceleration"
+    if ds._row_ids is None:
+        return "pypaimon holds its rows in memory (not a row-tracking data-evolution read)"
+    _files(ds)
+    state = ds.__dict__.get(_STATE)
+    return state if isinstance(state, str) else None
+
+
+def _make_class(stock: type) -> type:
+    class TorchDataset(stock):  # type: ignore[misc, valid-type]
+        """pypaimon's map-style TorchDataset, its batches read by rowformat."""
+
+        def __getitems__(self, indices) -> list:
+            if self._row_ids is None:   # pypaimon's rows in memory: an Arrow take
+                return super().__getitems__(indices)
+            files = _files(self)
+            if files is None:
+                return super().__getitems__(indices)
+            normalized = [self._normalize_index(i) for i in indices]
+            if not normalized:
+                return []
+            if isinstance(self._row_ids, pa.Array):
+                row_ids = self._row_ids.take(pa.array(normalized, pa.int64())).to_pylist()
+            else:
+                row_ids = self._row_ids.take(normalized)
+            return files.rows(row_ids)
+
+        def __getstate__(self):
+            state = dict(self.__dict__)
+            state.pop(_STATE, None)     # open readers stay in their process
+            return state
+
+    TorchDataset.__module__ = __name__
+    TorchDataset.__qualname__ = "TorchDataset"
+    return TorchDataset
+
+
+def accelerated_class() -> type:
+    """The subclass of pypaimon's TorchDataset (built once)."""
+    cls = _classes.get("TorchDataset")
+    if cls is None:
+        stock = importlib.import_module(_TORCH_MODULE).TorchDataset
+        cls = _classes["TorchDataset"] = _make_class(stock)
+    return cls
+
+
+def _stock_shape_ok(stock: type) -> bool:
+    """pypaimon's TorchDataset is as this module expects (2.1.0's)."""
+    try:
+        return (tuple(inspect.signature(stock.__getitems__).parameters) == ("self", "indices")
+                and tuple(inspect.signature(stock.__init__).parameters)
+                == ("self", "table_read", "splits")
+                and callable(getattr(stock, "_normalize_index", None)))
+    except (TypeError, ValueError):
+        return False
+
+
+def __getattr__(name: str) -> Any:      # pickle finds the class by name
+    if name == "TorchDataset":
+        return accelerated_class()
+    raise AttributeError(name)
+
+
+def make_to_torch(stock: Any) -> Any:
+    """TableRead.to_torch, its map-style dataset made an accelerated one."""
+    import functools
+
+    @functools.wraps(stock)
+    def to_torch(self, *args, **kwargs):
+        ds = stock(self, *args, **kwargs)
+        if type(ds).__name__ == "TorchDataset" and type(ds).__module__ == _TORCH_MODULE \
+                and _stock_shape_ok(type(ds)):
+            ds.__class__ = accelerated_class()
+        return ds
+    to_torch.__module__ = __name__      # rowformat's, as the other patches' values
+    return to_torch

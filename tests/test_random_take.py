@@ -1,0 +1,141 @@
+"""Random batches: take() of scattered rows (each touched block read and
+decompressed once, on the threads, whole or only up to its last wanted
+row) equals a reference read, in the order asked, for every type, nulls and
+duplicates, whatever the threads, cache, prefix and mapping options; across
+files through RowDataset; and damage is reported with the file and block."""
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, strategies as st
+
+import rowformat
+from rowformat import RowFileReader, RowFileWriter, schema
+from rowformat.dataset import RowDataset
+
+from .test_roundtrip import ALL_TYPES, ROWS
+
+OPTIONS = [dict(threads=1), dict(threads=2), dict(threads=2, prefix_lookups=True),
+           dict(threads=3, prefix_lookups=True, memory_map=True), dict(threads=2, cache_bytes=0),
+           dict(threads=2, cache_bytes=0, prefix_lookups=True)]
+
+
+@pytest.fixture(scope="module")
+def every_type(tmp_path_factory):
+    """The roundtrip rows of every type (edge values, all nulls), 60 times
+    over, in small blocks: a random batch touches many blocks."""
+    path = tmp_path_factory.mktemp("rt") / "all.row"
+    s = schema(ALL_TYPES)
+    with RowFileWriter(path, s, block_size=4096) as w:
+        for _ in range(60):
+            w.write_rows(ROWS)
+    with RowFileReader(path, s) as r:
+        assert r.num_blocks > 20
+        return path, s, r.read()
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_scattered_takes_equal_the_reference(every_type, options):
+    path, s, ref = every_type
+    rng = np.random.default_rng(7)
+    n = ref.num_rows
+    with RowFileReader(path, s, **options) as r:
+        for rows in (rng.integers(0, n, 100), rng.permutation(n)[:150],
+                     np.sort(rng.choice(n, 90, replace=False)),      # sorted, distinct
+                     np.repeat(rng.integers(0, n, 40), 3),           # duplicates
+                     np.array([n - 1] * 70 + [0] * 5)):
+            for columns in (None, ["nn", "m", "ts9"]):
+                want = ref.take(pa.array(rows)) if columns is None \
+                    else ref.select(columns).take(pa.array(rows))
+                got = r.take(rows, columns=columns)
+                assert got.equals(want), (options, columns)
+        if options.get("cache_bytes", 1):
+            # the blocks decompressed whole are cached: the same batch again decompresses none
+            misses = r._cache.misses
+            r.take(rows)
+            assert r._cache.misses == misses or options.get("prefix_lookups")
+
+
+@pytest.fixture(scope="module")
+def ints(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ints") / "ints.row"
+    s = schema("k BIGINT NOT NULL, v STRING, a ARRAY<INT>")
+    n = 30000
+    table = pa.table({"k": pa.array(np.arange(n, dtype=np.int64)),
+                      "v": [None if i % 9 == 0 else "v" * (i % 17) for i in range(n)],
+                      "a": [None if i % 11 == 0 else list(range(i % 5)) for i in range(n)]},
+                     schema=rowformat.to_arrow_schema(s))
+    with RowFileWriter(path, s, block_size=2048) as w:
+        w.write(table)
+    return path, s, table
+
+
+@given(rows=st.lists(st.integers(0, 29999), min_size=65, max_size=600),
+       prefix=st.booleans(), threads=st.sampled_from([1, 2, 4]))
+def test_property_take_round_trips(ints, rows, prefix, threads):
+    path, s, table = ints
+    with RowFileReader(path, s, threads=threads, prefix_lookups=prefix, cache_bytes=0) as r:
+        assert r.take(rows).equals(table.take(pa.array(rows, pa.int64())))
+
+
+def test_a_damaged_block_is_reported_with_the_file_and_block(ints, tmp_path):
+    path, s, _ = ints
+    data = bytearray(path.read_bytes())
+    with RowFileReader(path, s) as r:
+        offset, size, _, _ = r._blocks[5]
+        first = int(r.block_index.row_starts[5])
+    data[offset + size // 2: offset + size // 2 + 64] = b"\xff" * 64
+    bad = tmp_path / "bad.row"
+    bad.write_bytes(bytes(data))
+    rows = list(range(0, 30000, 97)) + [first + 3]
+    for prefix in (False, True):
+        with RowFileReader(bad, s, threads=2, prefix_lookups=prefix) as r:
+            with pytest.raises(rowformat.CorruptFileError, match=r"bad\.row: block 5"):
+                r.take(rows)
+
+
+def test_dataset_batches_across_files_equal_the_reference(ints, tmp_path):
+    path, s, table = ints
+    paths, parts, start = [], [], 0
+    for k, n in enumerate([5000, 1, 0, 12000, 12999]):
+        p = str(tmp_path / f"f{k}.row")
+        with RowFileWriter(p, s, block_size=1024) as w:
+            w.write(table.slice(start, n))
+        paths.append(p)
+        start += n
+    rng = np.random.default_rng(2)
+    for options in (dict(), dict(prefix_lookups=True, cache_bytes=0, memory_map=True)):
+        ds = RowDataset(paths, schema=s, **options)
+        for rows in (rng.integers(0, 30000, 256), np.repeat(rng.integers(0, 30000, 50), 2),
+                     [5000, 4999, 5001, 29999, 5000]):
+            got = ds.take(rows)
+            assert got.to_pylist() == table.take(pa.array(rows, pa.int64())).to_pylist()
+            assert got.column("k").to_pylist() == [int(i) for i in rows]
+
+
+def test_touched_blocks_decompress_prefixes_only_with_prefix_lookups(ints):
+    path, s, table = ints
+    for prefix in (False, True):
+        with RowFileReader(path, s, threads=2, prefix_lookups=prefix) as r:
+            rows = r.block_index.row_starts
+            blocks = np.arange(r.num_blocks)
+            got = r.touched_blocks(blocks, np.full(r.num_blocks, 2))
+            counts = [len(b) for b in np.split(np.arange(r.num_rows), rows[1:])]
+            assert [b.num_rows for b in got] == ([3] * r.num_blocks if prefix else counts)
+            assert (r._cache.nbytes > 0) != prefix     # only whole blocks are cached
+            dec = r._decoder(None)
+            for b, block in enumerate(got):
+                assert dec.decode_row(block, 2) == tuple(table.slice(int(rows[b]) + 2, 1)
+                                                         .to_pylist()[0].values())
+
+
+def test_rows_that_do_not_decode_are_named_by_block_and_row(ints):
+    """Rows whose bytes do not fit the schema given: the error names the
+    file, the block and the file's row of the first one in the order asked."""
+    path, _, _ = ints
+    wrong = schema("k BIGINT NOT NULL, v STRING, a ARRAY<INT>, z BIGINT NOT NULL")
+    with RowFileReader(path, wrong, threads=2) as r:
+        rows = [29000, 17, 5000] + list(range(100, 30000, 301))
+        b = int(r._block_of(np.array([29000]))[0])
+        with pytest.raises(rowformat.CorruptFileError,
+                           match=rf"ints\.row: block {b}, row 29000\b"):
+            r.take(rows)
