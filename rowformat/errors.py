@@ -42,6 +42,8 @@ class RowDecodeError(CorruptFileError):
     """Carries the local row and top-level column of a .row decode failure,
     for the reader to turn into a message naming file, block, row and column."""
 
+    block: int | None = None        # set by RowDecoder.decode_gather: the failing row's block
+
     def __init__(self, message, row, column):
         super().__init__(message)
         self.row = row
@@ -51,6 +53,8 @@ class RowDecodeError(CorruptFileError):
 class RowMemoryError(MemoryError):
     """An allocation failed while decoding a .row block's rows (not a file
     problem); carries the local row and top-level column, as RowDecodeError does."""
+
+    block: int | None = None        # set by RowDecoder.decode_gather: the failing row's block
 
     def __init__(self, message, row, column):
         super().__init__(message)

@@ -590,7 +590,7 @@ class RowFileReader:
     def _fetch(self, share: list) -> list:
         """(k, block) for the (cost, k, block number, last row or -1) of one
         thread's share of touched_blocks()."""
-        got = []
+        got: list = []
         early = [(k, b, last) for _, k, b, last in share if last >= 0]
         if early:
             meta = [self._blocks[b] for _, b, _ in early]

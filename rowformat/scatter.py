@@ -84,7 +84,7 @@ def touched_blocks(wanted: list) -> list:
 
 def _fetch_share(readers: list, share: list) -> list:
     """(n, k, block) for one thread's share of touched_blocks()' work."""
-    got = []
+    got: list = []
     for n, r in enumerate(readers):
         mine = [(cost, k, b, last) for cost, m, k, b, last in share if m == n]
         if mine:

@@ -114,6 +114,8 @@ class _RowIdFiles:
         ids = np.asarray(row_ids, np.int64)
         f, local = route_row_ids(self.first, self.counts, ids, "to_torch() dataset")
         table = take_files(self.reader, f, local, self.positions)
+        if table is None:                   # no rows asked
+            return []
         arrays = {name: _types.conform(table.column(name).combine_chunks(), t.type)
                   for name, t in zip(self.columns, self.targets)}
         arrays[self.row_id] = pa.array(ids, pa.int64())
@@ -188,7 +190,7 @@ def accelerated_class() -> type:
     return cls
 
 
-def _stock_shape_ok(stock: type) -> bool:
+def _stock_shape_ok(stock: Any) -> bool:
     """pypaimon's TorchDataset is as this module expects (2.1.0's)."""
     try:
         return (tuple(inspect.signature(stock.__getitems__).parameters) == ("self", "indices")
