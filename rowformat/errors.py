@@ -84,3 +84,8 @@ class PaimonIntegrationError(RowFormatError):
 class DatasetError(RowFormatError):
     """A path given to the Spark source is neither a Paimon table nor .row
     files, or an option names something that is not there."""
+
+
+class WorkerPythonError(RowFormatError):
+    """The Python that Spark runs its workers with (``PYSPARK_PYTHON``,
+    default ``python3`` from PATH) cannot import rowformat."""
