@@ -6,6 +6,8 @@
     df.write.format("paimon-row").mode("append").save("/data/db.db/t")
     rowformat.spark.lookup_row_ids(ids, "/data/db.db/t", columns=["name"])
     rowformat.spark.lookup(hits, "_file", "_row", ["name"], schema="k INT, name STRING")
+    df.select(rowformat.spark.from_fory("payload", "id BIGINT, name STRING").alias("row"))
+    df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
 
 pyspark (``pip install rowformat[spark]``) is imported only when one of the
 Spark-facing names below is first used: ``import rowformat.spark`` and the
@@ -20,15 +22,18 @@ FORMAT_NAME = "paimon-row"
 # name -> module that defines it; loaded on first access (PEP 562)
 _LAZY = {
     "RowDataSource": "datasource",
-    "lookup_udf": "lookup",
-    "lookup_row_ids": "lookup",
+    "lookup": "lookups",
+    "lookup_udf": "lookups",
+    "lookup_row_ids": "lookups",
+    "from_fory": "fory_columns",
+    "to_fory": "fory_columns",
     "to_spark_schema": "types",
     "from_spark_schema": "types",
     "to_spark_type": "types",
     "from_spark_type": "types",
 }
 
-__all__ = ["FORMAT_NAME", "register", "lookup", *_LAZY]
+__all__ = ["FORMAT_NAME", "register", *_LAZY]
 
 
 def _import(module: str):
@@ -43,9 +48,6 @@ def _import(module: str):
 
 
 def __getattr__(name: str):
-    if name == "lookup":
-        # The module is callable: rowformat.spark.lookup(df, path_col, row_col, ...)
-        return _import("lookup")
     if name in _LAZY:
         value = getattr(_import(_LAZY[name]), name)
         globals()[name] = value
