@@ -224,3 +224,14 @@ def test_row_id_router_routes_ranges():
 def _spark_json(ddl):
     from pyspark.sql.types import _parse_datatype_string
     return _parse_datatype_string(ddl).json()
+
+
+def test_lookup_is_a_function_whose_help_shows_its_parameters():
+    import inspect
+    import rowformat.spark
+    from rowformat.spark import lookup
+    assert inspect.isfunction(lookup) and lookup is rowformat.spark.lookup
+    assert list(inspect.signature(lookup).parameters)[:4] == ["df", "path_col", "row_col",
+                                                              "columns"]
+    import rowformat.spark.lookups    # importing the module leaves the function in place
+    assert inspect.isfunction(rowformat.spark.lookup)
