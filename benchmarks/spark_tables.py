@@ -215,7 +215,7 @@ def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     """The table's rows as read through paimon-row (Spark's Arrow types and
     the batches pypaimon yields), split into ``files`` IPC files."""
     from rowformat.paimon import tables as tb
-    from rowformat.spark.datasource import _to_spark_batch
+    from rowformat.spark.table_source import _to_spark_batch
     from rowformat.spark.types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
     schema = to_spark_schema(tb.row_type(table))

@@ -56,8 +56,19 @@ def __getattr__(name: str):
 
 
 def register(spark) -> None:
-    """Registers the ``paimon-row`` source with ``spark``. Spark normally
-    finds it by itself through the top-level ``pyspark_rowformat`` module;
-    this is the fallback (e.g. when another broken ``pyspark_*`` module on
-    the path stops the automatic lookup)."""
-    spark.dataSource.register(_import("datasource").RowDataSource)
+    """Registers the ``paimon-row`` source with ``spark``, carrying the
+    session's partition sizing settings (``spark.sql.files.maxPartitionBytes``,
+    ``spark.sql.files.openCostInBytes``, the default parallelism), which a
+    Python source cannot read by itself. Spark also finds the source without
+    this, through the top-level ``pyspark_rowformat`` module, with Spark's
+    default sizing. Checks first that Spark's Python workers can import
+    rowformat (:func:`check_workers`)."""
+    check_workers(spark)
+    spark.dataSource.register(_import("datasource").configured(spark))
+
+
+def check_workers(spark) -> None:
+    """Raises :class:`~rowformat.errors.WorkerPythonError` when the Python
+    that Spark runs its workers with cannot import rowformat (checked once
+    per interpreter path)."""
+    _import("preflight").check_workers(spark)
