@@ -218,7 +218,9 @@ class ToFory:
         if structs.null_count:      # a null struct's fields may break NOT NULL: leave it out
             present = np.asarray(structs.is_valid().to_numpy(zero_copy_only=False))
             structs = structs.filter(pa.array(present))
-        rows = encoder.encode_batch(pa.RecordBatch.from_struct_array(structs))
+        # flatten(): the children as the struct sees them (a slice's offset applied)
+        rows = encoder.encode_batch(pa.RecordBatch.from_arrays(
+            structs.flatten(), names=[f.name for f in structs.type]))
         return rows if present is None else _scatter(rows, present)
 
 

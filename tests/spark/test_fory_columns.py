@@ -119,3 +119,20 @@ def test_malformed_rows_permissive_and_failfast(spark):
 def test_to_fory_fast_path_names_the_bad_schema(spark):
     with pytest.raises(SchemaError):
         to_fory(F.col("s"), schema=pa.schema([("h", pa.float16())]))
+
+
+def test_the_udf_bodies_take_slices_and_nulls():
+    """The Arrow functions alone (no Spark): a sliced struct array (its
+    children unsliced) encodes its own rows; nulls stay in place."""
+    from rowformat.spark.fory_columns import FromFory, ToFory
+    structs = pa.StructArray.from_arrays(
+        [pa.array(range(6), pa.int64()), pa.array(["a", None, "c", "d", "e", "f"])],
+        names=["id", "s"], mask=pa.array([False, False, True, False, False, False]))
+    part = structs.slice(1, 4)                        # rows 1..4, row 2 null
+    rows = ToFory(None, "standard")(part)
+    enc = RowEncoder(pa.schema([("id", pa.int64()), ("s", pa.string())]))
+    assert rows.to_pylist() == [enc.encode({"id": 1, "s": None}), None,
+                                enc.encode({"id": 3, "s": "d"}), enc.encode({"id": 4, "s": "e"})]
+    back = FromFory(enc.schema, "standard", "PERMISSIVE", structs.type, None)(rows)
+    assert back.to_pylist() == [{"id": 1, "s": None}, None, {"id": 3, "s": "d"},
+                                {"id": 4, "s": "e"}]
