@@ -1,13 +1,15 @@
 """PySpark integration: the ``paimon-row`` data source and row lookups.
 
     import rowformat.spark
-    rowformat.spark.register(spark)        # only if auto-registration is off
+    rowformat.spark.register(spark)        # checks the workers' Python; passes Spark's sizing
     df = spark.read.format("paimon-row").load("/data/db.db/t")        # a Paimon table
     df.write.format("paimon-row").mode("append").save("/data/db.db/t")
     rowformat.spark.lookup_row_ids(ids, "/data/db.db/t", columns=["name"])
     rowformat.spark.lookup(hits, "_file", "_row", ["name"], schema="k INT, name STRING")
     df.select(rowformat.spark.from_fory("payload", "id BIGINT, name STRING").alias("row"))
     df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
+
+See docs/spark.md.
 
 pyspark (``pip install rowformat[spark]``) is imported only when one of the
 Spark-facing names below is first used: ``import rowformat.spark`` and the
@@ -33,7 +35,7 @@ _LAZY = {
     "from_spark_type": "types",
 }
 
-__all__ = ["FORMAT_NAME", "register", *_LAZY]
+__all__ = ["FORMAT_NAME", "register", "check_workers", *_LAZY]
 
 
 def _import(module: str):
