@@ -359,7 +359,7 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
             return tuple(out.agg(F.count("hit_id"), F.sum("hit_id"), F.sum("hit_score")).first())
 
         def join(pq=pq, ids=ids):
-            out = ids.select("id").join(F.broadcast(spark.read.parquet(pq)), "id")
+            out = F.broadcast(ids.select("id")).join(spark.read.parquet(pq), "id")
             return tuple(out.agg(F.count("user"), F.sum("id"), F.sum("score")).first())
         op = f"lookup {k:,} of {n:,}"
         TARGETS[op] = 0.2 if n // k >= 5000 else 0.5
