@@ -91,9 +91,10 @@ class FromFory:
     def __getstate__(self):
         return {**self.__dict__, "_encoder": None, "_seen": 0}
 
-    def _decode(self, rows: pa.Array) -> tuple[list[pa.Array], dict[int, str]]:
+    def _decode(self, rows: pa.Array, where: np.ndarray) -> tuple[list[pa.Array], dict[int, str]]:
         """The decoded columns of ``rows`` (no nulls), one per row that
-        decodes, and {position: message} of those that do not."""
+        decodes, and {position: message} of those that do not; ``where``:
+        each row's position in the batch (for FAILFAST's message)."""
         if self._encoder is None:
             self._encoder = RowEncoder(self.schema, self.layout)
         pieces, errors, start = [], {}, 0
@@ -104,7 +105,7 @@ class FromFory:
             except MalformedRowError as e:
                 bad = start + getattr(e, "row", 0)
                 if self.mode == "FAILFAST":
-                    raise self._failure(rows, bad, e) from None
+                    raise self._failure(rows[bad], int(where[bad]), e) from None
                 if bad > start:
                     pieces.append(self._encoder.decode_batch(rows.slice(start, bad - start)))
                 errors[bad] = str(e).partition(": ")[2] or str(e)
@@ -113,13 +114,13 @@ class FromFory:
         return [c.chunk(0) if c.num_chunks else pa.array([], c.type)
                 for c in table.columns], errors
 
-    def _failure(self, rows: pa.Array, bad: int, e: Exception) -> MalformedRowError:
+    def _failure(self, row: pa.Scalar, at: int, e: Exception) -> MalformedRowError:
         from pyspark import TaskContext
         ctx = TaskContext.get()
         where = f" of partition {ctx.partitionId()}" if ctx is not None else ""
-        head = rows[bad].as_py()[:32].hex()
+        head = row.as_py()[:32].hex()
         return MalformedRowError(
-            f"from_fory (FAILFAST): row {self._seen + bad}{where} is not a Fory {self.layout} "
+            f"from_fory (FAILFAST): row {self._seen + at}{where} is not a Fory {self.layout} "
             f"row of [{self.schema}]: {str(e).partition(': ')[2] or e} (its first bytes: "
             f"{head}); mode='PERMISSIVE' gives null for such rows")
 
@@ -128,7 +129,7 @@ class FromFory:
             rows = rows.combine_chunks()
         present = np.asarray(rows.is_valid().to_numpy(zero_copy_only=False))
         compact = rows.filter(pa.array(present)) if rows.null_count else rows
-        columns, errors = self._decode(compact)
+        columns, errors = self._decode(compact, np.flatnonzero(present))
         self._seen += len(rows)
         good = np.ones(len(compact), bool)
         good[list(errors)] = False

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
-from rowformat.errors import SchemaError
+from rowformat.errors import MalformedRowError, SchemaError
 from rowformat.fory import RowEncoder
 from rowformat.spark import from_fory, to_fory
 from rowformat.spark.fory_columns import fory_schemas
@@ -136,3 +136,7 @@ def test_the_udf_bodies_take_slices_and_nulls():
     back = FromFory(enc.schema, "standard", "PERMISSIVE", structs.type, None)(rows)
     assert back.to_pylist() == [{"id": 1, "s": None}, None, {"id": 3, "s": "d"},
                                 {"id": 4, "s": "e"}]
+    # FAILFAST names the row by its place in the batch, nulls counted
+    strict = FromFory(enc.schema, "standard", "FAILFAST", structs.type, None)
+    with pytest.raises(MalformedRowError, match=r"row 2 is not a Fory standard row"):
+        strict(pa.array([rows[0].as_py(), None, b"\x00" * 3], pa.binary()))
