@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -310,8 +311,12 @@ def lookup_udf(columns=None, *, schema):
     row_type = resolve_schema(schema)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
-    return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields,
-                     ArrowUDFType.SCALAR_ITER)
+    with warnings.catch_warnings():
+        # pyspark prefers type hints, which an instance (pickled by reference,
+        # so the worker's reader cache is the module's) cannot carry
+        warnings.simplefilter("ignore", UserWarning)
+        return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields,
+                         ArrowUDFType.SCALAR_ITER)
 
 
 # ---------------------------------------------------------------- by _ROW_ID
