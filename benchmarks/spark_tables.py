@@ -26,7 +26,9 @@ costs a Python source that does no work (see benchmarks/README.md).
 * to_fory / from_fory: the table's rows (the 8 columns pyfory can encode) to
   Fory row bytes and back, ``rowformat.spark.to_fory``/``from_fory`` (Arrow
   UDFs over the batch codec) against the same conversion with pyfory 1.7.7
-  in a ``pandas_udf`` (a Python object per row, as pyfory's API works).
+  in a ``pandas_udf`` (a Python object per row, as pyfory's API works);
+  from_fory's floor is an ``arrow_udf`` returning the struct it is given
+  (what Spark costs any Arrow UDF with that result).
 * lookup k of n: rows fetched by ``_ROW_ID`` with ``lookup_row_ids`` against a
   Parquet join (broadcast) finding the same rows by ``id``; tables made with
   ``spark.range`` (``--lookups``, default 2,000 of 10M and 20,000 of 2M).
@@ -74,6 +76,7 @@ TARGETS = {"to_fory": 0.2, "from_fory": 0.2}
 LABELS = {"write": "Parquet", "partitioned write": "Parquet", "full scan + aggregate": "Parquet",
           "projected scan + aggregate": "Parquet", "to_fory": "pyfory pandas_udf",
           "from_fory": "pyfory pandas_udf"}
+LOOKUPS = "10000000:2000,2000000:20000"         # n:k,... (the issue's two cases)
 FORY_COLUMNS = ["id", "user_id", "score", "flag", "name", "city", "tags", "payload"]
 FORY_DDL = ("id BIGINT, user_id INT, score DOUBLE, flag BOOLEAN, name STRING, city STRING, "
             "tags ARRAY<STRING>, payload BINARY")
@@ -305,17 +308,23 @@ def pyfory_decode(data):
     return pd.DataFrame({n: [getattr(r, n) for r in records] for n in names})
 
 
+def _same(structs):
+    """An Arrow UDF that returns the struct it is given."""
+    return structs
+
+
 def fory_ops(spark, df) -> tuple[dict, object]:
     """to_fory / from_fory against pyfory in pandas UDFs; the rows' bytes
     (cached) for the decode side, which the caller unpersists."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
-    from pyspark.sql.functions import pandas_udf
+    from pyspark.sql.functions import arrow_udf, pandas_udf
     from rowformat.spark import from_fory, to_fory
     cols = F.struct(*FORY_COLUMNS)
     encode = pandas_udf(pyfory_encode, "binary")
     decode = pandas_udf(pyfory_decode, FORY_DDL)
-    data = df.select(to_fory(cols).alias("b")).persist(StorageLevel.MEMORY_ONLY)
+    same = arrow_udf(_same, FORY_DDL)     # the floor: Spark's cost of such a struct result
+    data = df.select(to_fory(cols).alias("b"), cols.alias("s")).persist(StorageLevel.MEMORY_ONLY)
     data.count()
 
     def total(col):
@@ -327,7 +336,7 @@ def fory_ops(spark, df) -> tuple[dict, object]:
     return {
         "to_fory": {FORMAT: lambda: total(to_fory(cols)), BASE: lambda: total(encode(cols))},
         "from_fory": {FORMAT: lambda: decoded(from_fory("b", FORY_DDL)),
-                      BASE: lambda: decoded(decode("b"))},
+                      BASE: lambda: decoded(decode("b")), FLOOR: lambda: decoded(same("s"))},
     }, data
 
 
@@ -454,7 +463,8 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
     batch = a.arrow_batch_rows or "Spark's default, 10,000"
     lines = [
         f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats}"
-        f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}` "
+        f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}"
+        f"{f' --lookups {a.lookups}' if a.lookups != LOOKUPS else ''}` "
         f"at {commit()}, {datetime.date.today()}, {os.cpu_count()} cores, `{a.master}`; "
         f"`spark.sql.execution.arrow.maxRecordsPerBatch`: {batch}.",
         "",
@@ -515,7 +525,7 @@ def main(argv=None):
                          "Spark hands a Python writer (default: Spark's, 10,000)")
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the untimed first round (for a smoke test, not for numbers)")
-    ap.add_argument("--lookups", default="10000000:2000,2000000:20000",
+    ap.add_argument("--lookups", default=LOOKUPS,
                     help="n:k,...: look k rows up in a table of n (empty: none)")
     ap.add_argument("--out", default=str(HERE / "results-spark.md"))
     a = ap.parse_args(argv)
