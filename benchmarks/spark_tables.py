@@ -23,7 +23,20 @@ costs a Python source that does no work (see benchmarks/README.md).
   prunes to two columns, paimon-row gets the same projection through
   ``.schema("city string, score double")`` (Python sources get no pruning).
 
-Targets (the issue's): write at most 1.0x Parquet's time, full scan at most 1.2x.
+* to_fory / from_fory: the table's rows (the 8 columns pyfory can encode) to
+  Fory row bytes and back, ``rowformat.spark.to_fory``/``from_fory`` (Arrow
+  UDFs over the batch codec) against the same conversion with pyfory 1.7.7
+  in a ``pandas_udf`` (a Python object per row, as pyfory's API works);
+  from_fory's floor is an ``arrow_udf`` returning the struct it is given
+  (what Spark costs any Arrow UDF with that result).
+* lookup k of n: rows fetched by ``_ROW_ID`` with ``lookup_row_ids`` against a
+  Parquet join (broadcast) finding the same rows by ``id``; tables made with
+  ``spark.range`` (``--lookups``, default 2,000 of 10M and 20,000 of 2M).
+
+Targets (issue 25): write and full scan within 1.1x of the Python-source
+floor; to_fory/from_fory at least 1M rows/s per core and at most 0.2x
+pyfory's time; lookups at most 0.2x (2,000 of 10M) and 0.5x (20,000 of 2M)
+of the Parquet join.
 """
 from __future__ import annotations
 
@@ -55,7 +68,21 @@ from dataset import generate  # noqa: E402
 
 FORMAT = "paimon-row"
 FLOOR = "Python-source floor"
-TARGETS = {"write": 1.0, "full scan + aggregate": 1.2}
+BASE = "baseline"
+# op -> the most ours may take, as a multiple of the floor (write, scan) or
+# of the baseline (the rest)
+FLOOR_TARGETS = {"write": 1.1, "full scan + aggregate": 1.1}
+TARGETS = {"to_fory": 0.2, "from_fory": 0.2}
+LABELS = {"write": "Parquet", "partitioned write": "Parquet", "full scan + aggregate": "Parquet",
+          "projected scan + aggregate": "Parquet", "to_fory": "pyfory pandas_udf",
+          "from_fory": "pyfory pandas_udf"}
+LOOKUPS = "10000000:2000,2000000:20000"         # n:k,... (the issue's two cases)
+FORY_COLUMNS = ["id", "user_id", "score", "flag", "name", "city", "tags", "payload"]
+FORY_DDL = ("id BIGINT, user_id INT, score DOUBLE, flag BOOLEAN, name STRING, city STRING, "
+            "tags ARRAY<STRING>, payload BINARY")
+FORY_ARROW = pa.schema([("id", pa.int64()), ("user_id", pa.int32()), ("score", pa.float64()),
+                        ("flag", pa.bool_()), ("name", pa.string()), ("city", pa.string()),
+                        ("tags", pa.list_(pa.string())), ("payload", pa.binary())])
 PROJECTION = "city string, score double"
 
 
@@ -215,7 +242,7 @@ def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     """The table's rows as read through paimon-row (Spark's Arrow types and
     the batches pypaimon yields), split into ``files`` IPC files."""
     from rowformat.paimon import tables as tb
-    from rowformat.spark.datasource import _to_spark_batch
+    from rowformat.spark.table_source import _to_spark_batch
     from rowformat.spark.types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
     schema = to_spark_schema(tb.row_type(table))
@@ -246,8 +273,112 @@ def latest_data_files(table: str) -> tuple[int, int]:
     return len(files), sum(int(f.file_size) for f in files)
 
 
+# ---------------------------------------------------------------- Fory columns
+
+_PYFORY: dict = {}
+
+
+def _pyfory():
+    """pyfory's encoder of the FORY_COLUMNS schema (per worker process)."""
+    if not _PYFORY:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pyfory.format as pf
+        schema = pf.from_arrow_schema(FORY_ARROW)
+        _PYFORY.update(pf=pf, schema=schema, encoder=pf.create_row_encoder(schema))
+    return _PYFORY
+
+
+def pyfory_encode(frame):
+    """pandas_udf body: a struct column (a pandas DataFrame) -> Fory rows,
+    one pyfory call per row."""
+    import pandas as pd
+    enc = _pyfory()["encoder"]
+    rows = pa.Table.from_pandas(frame, preserve_index=False).to_pylist()
+    return pd.Series([enc.to_row(r).to_bytes() for r in rows])
+
+
+def pyfory_decode(data):
+    """pandas_udf body: Fory rows -> a struct column, one pyfory call per row."""
+    import pandas as pd
+    f = _pyfory()
+    names = FORY_COLUMNS
+    records = [f["encoder"].from_row(f["pf"].RowData(f["schema"], b)) for b in data]
+    return pd.DataFrame({n: [getattr(r, n) for r in records] for n in names})
+
+
+def _same(structs):
+    """An Arrow UDF that returns the struct it is given."""
+    return structs
+
+
+def fory_ops(spark, df) -> tuple[dict, object]:
+    """to_fory / from_fory against pyfory in pandas UDFs; the rows' bytes
+    (cached) for the decode side, which the caller unpersists."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import arrow_udf, pandas_udf
+    from rowformat.spark import from_fory, to_fory
+    cols = F.struct(*FORY_COLUMNS)
+    encode = pandas_udf(pyfory_encode, "binary")
+    decode = pandas_udf(pyfory_decode, FORY_DDL)
+    same = arrow_udf(_same, FORY_DDL)     # the floor: Spark's cost of such a struct result
+    data = df.select(to_fory(cols).alias("b"), cols.alias("s")).persist(StorageLevel.MEMORY_ONLY)
+    data.count()
+
+    def total(col):
+        return df.select(col.alias("b")).agg(F.sum(F.length("b"))).first()[0]
+
+    def decoded(col):
+        return data.select(col.alias("r")).agg(F.count("r.id"), F.sum("r.id"),
+                                               F.sum(F.length("r.name"))).first()
+    return {
+        "to_fory": {FORMAT: lambda: total(to_fory(cols)), BASE: lambda: total(encode(cols))},
+        "from_fory": {FORMAT: lambda: decoded(from_fory("b", FORY_DDL)),
+                      BASE: lambda: decoded(decode("b")), FLOOR: lambda: decoded(same("s"))},
+    }, data
+
+
+# ---------------------------------------------------------------- lookups
+
+def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
+    """For each (n, k): a row-tracking Paimon table and a Parquet copy of n
+    rows, k ids picked evenly; lookup_row_ids against a broadcast join."""
+    import rowformat.spark
+    from pyspark.sql import functions as F
+    ops = {}
+    for n, k in sizes:
+        path, pq = os.path.join(workdir, f"lk{n}"), os.path.join(workdir, f"lk{n}.parquet")
+        data = spark.range(0, n, 1, 2).selectExpr(
+            "id", "concat('user-', cast(id % 997 as string)) as user",
+            "cast(id % 1000 as double) / 8 as score", "repeat('x', cast(id % 40 as int)) as note")
+        data.write.format(FORMAT).option("paimon.row-tracking.enabled", "true") \
+            .mode("overwrite").save(path)
+        data.write.mode("overwrite").parquet(pq)
+        step = max(1, n // k)
+        picked = spark.read.format(FORMAT).option("rowIds", "true").load(path) \
+            .where(F.col("id") % step == 0).select("_ROW_ID", "id").limit(k).collect()
+        ids = spark.createDataFrame([tuple(r) for r in picked], "_ROW_ID long, id long").cache()
+        assert ids.count() == k
+
+        def ours(path=path, ids=ids):
+            out = rowformat.spark.lookup_row_ids(ids, path, ["id", "user", "score"],
+                                                 prefix="hit_")
+            return tuple(out.agg(F.count("hit_id"), F.sum("hit_id"), F.sum("hit_score")).first())
+
+        def join(pq=pq, ids=ids):
+            out = F.broadcast(ids.select("id")).join(spark.read.parquet(pq), "id")
+            return tuple(out.agg(F.count("user"), F.sum("id"), F.sum("score")).first())
+        op = f"lookup {k:,} of {n:,}"
+        TARGETS[op] = 0.2 if n // k >= 5000 else 0.5
+        LABELS[op] = "Parquet join"
+        ops[op] = {FORMAT: ours, BASE: join}
+    return ops
+
+
 def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | None,
-        warmup: bool = True) -> dict:
+        warmup: bool = True, lookups: list[tuple[int, int]] = ()) -> dict:
     from pyspark import StorageLevel
     table = generate(rows)
     df = spark.createDataFrame(table).repartition(2).persist(StorageLevel.MEMORY_ONLY)
@@ -261,46 +392,51 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
     writes = {
         "write": {
             FORMAT: lambda: df.write.format(FORMAT).mode("overwrite").save(p["row"]),
-            "parquet": lambda: df.write.mode("overwrite").parquet(p["parquet"]),
+            BASE: lambda: df.write.mode("overwrite").parquet(p["parquet"]),
             FLOOR: lambda: write_floor(df)},
         "partitioned write": {
             FORMAT: lambda: df.write.format(FORMAT).option("partitionKeys", "flag")
             .mode("overwrite").save(p["row_part"]),
-            "parquet": lambda: df.write.partitionBy("flag").mode("overwrite")
+            BASE: lambda: df.write.partitionBy("flag").mode("overwrite")
             .parquet(p["parquet_part"])},
     }
     scans = {
         "full scan + aggregate": {
             FORMAT: lambda: full_aggregate(spark.read.format(FORMAT).load(p["row"])).collect(),
-            "parquet": lambda: full_aggregate(spark.read.parquet(p["parquet"])).collect(),
+            BASE: lambda: full_aggregate(spark.read.parquet(p["parquet"])).collect(),
             FLOOR: lambda: full_aggregate(spark.read.format("arrow-files").schema(arrow_schema)
                                           .option("files", 2).load(p["arrow"])).collect()},
         "projected scan + aggregate": {
             FORMAT: lambda: projected_aggregate(
                 spark.read.format(FORMAT).schema(PROJECTION).load(p["row"])).collect(),
-            "parquet": lambda: projected_aggregate(spark.read.parquet(p["parquet"])).collect()},
+            BASE: lambda: projected_aggregate(spark.read.parquet(p["parquet"])).collect()},
     }
     Runs(1, None).run("setup", {op: sides[FORMAT] for op, sides in writes.items()})
     arrow_schema = write_arrow_files(p["row"], p["arrow"], 2)
+    fory, fory_data = fory_ops(spark, df)
+    looks = lookup_ops(spark, workdir, list(lookups))
     if warmup:                            # JIT, Python workers, the tables to scan
         warm = Runs(1, None)
-        for ops in (writes, scans):
+        for ops in (writes, scans, fory, looks):
             for op, sides in ops.items():
                 warm.run(op, sides)
     runs = Runs(repeats, CpuMeter(spark))
-    for ops in (writes, scans):
+    for ops in (writes, scans, fory, looks):
         for op, sides in ops.items():
             got = runs.run(op, sides)
             if op in scans:
                 for side in got:
-                    assert same_rows(got[side], got["parquet"]), f"{op}: {side} differs"
+                    assert same_rows(got[side], got[BASE]), f"{op}: {side} differs"
                 assert sum(r["n"] for r in got[FORMAT]) == rows
+            elif op not in writes:
+                assert got[FORMAT] == got[BASE], f"{op}: {got}"
+    fory_data.unpersist()
     df.unpersist()
     return {"runs": runs, "files": {
         FORMAT: latest_data_files(p["row"]),
-        "parquet": dir_stats(p["parquet"], ".parquet"),
+        "Parquet": dir_stats(p["parquet"], ".parquet"),
         f"{FORMAT} partitioned": latest_data_files(p["row_part"]),
-        "parquet partitioned": dir_stats(p["parquet_part"], ".parquet")}}
+        "Parquet partitioned": dir_stats(p["parquet_part"], ".parquet")}, "rows": rows}
 
 
 def versions() -> dict:
@@ -317,8 +453,9 @@ def commit() -> str:
         return subprocess.run(["git", "-C", str(HERE), *args], capture_output=True,
                               text=True).stdout.strip()
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + (" (uncommitted changes)" if git("status", "--porcelain", "--", "rowformat",
-                                                   "src", "benchmarks") else "")
+    # ":/" pathspecs count from the repository's top: git runs in benchmarks/
+    return head + (" (uncommitted changes)" if git("status", "--porcelain", "--", ":/rowformat",
+                                                   ":/src", ":/benchmarks") else "")
 
 
 def report(res: dict, a, load_before, load_after, vers: dict) -> str:
@@ -326,25 +463,40 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
     batch = a.arrow_batch_rows or "Spark's default, 10,000"
     lines = [
         f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats}"
-        f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}` "
+        f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}"
+        f"{f' --lookups {a.lookups}' if a.lookups != LOOKUPS else ''}` "
         f"at {commit()}, {datetime.date.today()}, {os.cpu_count()} cores, `{a.master}`; "
         f"`spark.sql.execution.arrow.maxRecordsPerBatch`: {batch}.",
         "",
-        f"`benchmarks/dataset.py` rows (10 columns) as a cached DataFrame of 2 partitions; "
+        f"`benchmarks/dataset.py` rows (10 columns) as a cached DataFrame of 2 partitions "
+        f"(write, scans, to_fory/from_fory); lookups on tables of their own; "
         f"medians of {a.repeats} interleaved runs. {FLOOR}: what Spark itself costs a Python "
         f"source that does nothing (see benchmarks/README.md).",
         "",
-        f"| operation | {FORMAT} (Paimon table) | Parquet | ratio | target | | {FLOOR} |",
-        "|---|---:|---:|---:|---:|---|---:|",
+        f"| operation | rowformat | baseline | ratio | target | | {FLOOR} | ratio to floor | "
+        f"target | |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---|",
     ]
+    cores = int(a.master.split("[")[1].rstrip("]")) if "[" in a.master and \
+        a.master.split("[")[1].rstrip("]").isdigit() else (os.cpu_count() or 1)
     for op, sides in runs.wall.items():
-        row, pq = runs.median(op, FORMAT), runs.median(op, "parquet")
+        ours, base = runs.median(op, FORMAT), runs.median(op, BASE)
         target = TARGETS.get(op)
-        verdict = "" if target is None else ("met" if row / pq <= target else "**missed**")
-        floor = f"{runs.median(op, FLOOR):.2f} s ({runs.median(op, FLOOR) / pq:.2f}x)" \
-            if FLOOR in sides else ""
-        lines.append(f"| {op} | {row:.2f} s | {pq:.2f} s | {row / pq:.2f}x | "
-                     f"{'' if target is None else f'<= {target:.1f}x'} | {verdict} | {floor} |")
+        verdict = "" if target is None else ("met" if ours / base <= target else "**missed**")
+        floor = ft = fv = fr = ""
+        if FLOOR in sides:
+            fl = runs.median(op, FLOOR)
+            floor, fr = f"{fl:.2f} s", f"{ours / fl:.2f}x"
+            if op in FLOOR_TARGETS:
+                ft = f"<= {FLOOR_TARGETS[op]:.1f}x"
+                fv = "met" if ours / fl <= FLOOR_TARGETS[op] else "**missed**"
+        extra = ""
+        if op in ("to_fory", "from_fory"):
+            per_core = res["rows"] / ours / cores
+            extra = f" ({per_core / 1e6:.2f}M rows/s a core{'' if per_core >= 1e6 else ', **below 1M**'})"
+        lines.append(f"| {op} | {ours:.2f} s{extra} | {base:.2f} s ({LABELS.get(op, BASE)}) | "
+                     f"{ours / base:.2f}x | {'' if target is None else f'<= {target:.1f}x'} | "
+                     f"{verdict} | {floor} | {fr} | {ft} | {fv} |")
     lines += ["", "CPU seconds (medians; Spark's JVM + its Python workers, from /proc), and "
               "every wall time:", "",
               "| operation | side | CPU JVM | CPU Python | CPU total | wall times (s) |",
@@ -373,6 +525,8 @@ def main(argv=None):
                          "Spark hands a Python writer (default: Spark's, 10,000)")
     ap.add_argument("--no-warmup", action="store_true",
                     help="skip the untimed first round (for a smoke test, not for numbers)")
+    ap.add_argument("--lookups", default=LOOKUPS,
+                    help="n:k,...: look k rows up in a table of n (empty: none)")
     ap.add_argument("--out", default=str(HERE / "results-spark.md"))
     a = ap.parse_args(argv)
     out = os.path.abspath(a.out)
@@ -384,14 +538,15 @@ def main(argv=None):
     load_before = os.getloadavg()
     spark = start_spark(a.master, a.driver_memory)
     try:
+        lookups = [tuple(int(x) for x in pair.split(":")) for pair in a.lookups.split(",") if pair]
         res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"), a.arrow_batch_rows,
-                  not a.no_warmup)
+                  not a.no_warmup, lookups)
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     md = report(res, a, load_before, os.getloadavg(), vers)
     print(md)
-    pathlib.Path(out).write_text("# Paimon tables through Spark: paimon-row against Parquet\n\n"
+    pathlib.Path(out).write_text("# rowformat in Spark: tables, Fory columns and lookups\n\n"
                                  + md + "\n")
 
 

@@ -110,3 +110,8 @@ class DatasetError(RowFormatError):
 class TableMetadataError(CorruptFileError):
     """A Paimon table's snapshot, schema, manifest list or manifest file is
     damaged, or names a file it cannot name (a data file name with a '/')."""
+
+
+class WorkerPythonError(RowFormatError):
+    """The Python that Spark runs its workers with (``PYSPARK_PYTHON``,
+    default ``python3`` from PATH) cannot import rowformat."""

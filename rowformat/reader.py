@@ -162,6 +162,7 @@ class RowFileReader:
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._inflight: set = set()        # this reader's tasks on the shared pool
         self._pid = os.getpid()            # (whose threads run them)
+        self.decompressions = 0            # blocks (and block prefixes) decompressed
 
     def _open(self):
         self.footer, self.block_index = read_footer_and_index(self._source)
@@ -221,6 +222,7 @@ class RowFileReader:
         except AttributeError:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
         frame = self._source.frame(offset, size)
+        self.decompressions += 1
         try:
             block = _rowcodec.Block(decompress_frame(d, frame, usize))
         except CorruptFileError as e:
@@ -250,6 +252,7 @@ class RowFileReader:
         prefix = self._cache.get(~b)
         if prefix is None:
             prefix = _rowcodec.PrefixBlock(self._source.frame(offset, size), usize, rows)
+            self.decompressions += 1
             self._cache.put(~b, prefix, prefix.nbytes)
         block = prefix.rows(self._decoder(None), last)
         if block is None:       # a frame left to libzstd, or a corrupt one: it says why

@@ -234,7 +234,14 @@ def split_bytes(split) -> int:
 
 
 OPEN_COST = 4 << 20                 # pypaimon's and Spark's default cost of opening a file
-MIN_GROUP_BYTES = 32 << 20          # below this a task's fixed cost outweighs spreading
+
+
+def split_target(total_bytes: int, max_bytes: int, open_cost: int, parallelism: int) -> int:
+    """Spark's size of a file partition (``FilePartition.maxSplitBytes``):
+    ``max_bytes``, or less when that spreads ``total_bytes`` (files' sizes
+    plus their open costs) over ``parallelism`` cores, but not below one
+    file's open cost."""
+    return min(max_bytes, max(open_cost, -(-total_bytes // max(1, parallelism))))
 
 
 def plan_splits(table, columns: list[str] | None = None,
@@ -267,21 +274,24 @@ def partition_predicate(table, leaves: Iterable[tuple[str, str, Any]]):
 
 def group_splits(splits: list[Any], max_bytes: int, min_groups: int = 1,
                  open_cost: int = OPEN_COST) -> list[list[Any]]:
-    """Splits packed, in order, into groups of at most ``max_bytes`` (each
-    split weighs its files' bytes plus ``open_cost`` per file), and smaller
-    when that makes at least ``min_groups`` groups of ``MIN_GROUP_BYTES`` or
-    more, so that every core gets work (Spark's rule for its file sources)."""
-    weights = [split_bytes(s) + open_cost * max(1, len(s.files)) for s in splits]
-    target = min(max_bytes, max(MIN_GROUP_BYTES, -(-sum(weights) // max(1, min_groups))))
+    """Splits packed, in order, into groups of at most :func:`split_target`
+    bytes, each split weighing its files' bytes plus ``open_cost`` per file
+    (Spark's rule for its file sources, ``min_groups`` being its default
+    parallelism), so that a small table still gives every core work."""
+    sizes = [split_bytes(s) for s in splits]
+    costs = [open_cost * max(1, len(s.files)) for s in splits]
+    target = split_target(sum(sizes) + sum(costs), max_bytes, open_cost, min_groups)
     groups: list[list[Any]] = []
     size = 0
-    for s, weight in zip(splits, weights):
-        if groups and size + weight <= target:
+    for s, n, cost in zip(splits, sizes, costs):
+        # as Spark packs files: a split joins the group if its bytes fit
+        # (the group counts the open costs of the splits it already holds)
+        if groups and size + n <= target:
             groups[-1].append(s)
-            size += weight
+            size += n + cost
         else:
             groups.append([s])
-            size = weight
+            size = n + cost
     return groups
 
 

@@ -1,11 +1,15 @@
 """PySpark integration: the ``paimon-row`` data source and row lookups.
 
     import rowformat.spark
-    rowformat.spark.register(spark)        # only if auto-registration is off
+    rowformat.spark.register(spark)        # checks the workers' Python; passes Spark's sizing
     df = spark.read.format("paimon-row").load("/data/db.db/t")        # a Paimon table
     df.write.format("paimon-row").mode("append").save("/data/db.db/t")
     rowformat.spark.lookup_row_ids(ids, "/data/db.db/t", columns=["name"])
     rowformat.spark.lookup(hits, "_file", "_row", ["name"], schema="k INT, name STRING")
+    df.select(rowformat.spark.from_fory("payload", "id BIGINT, name STRING").alias("row"))
+    df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
+
+See docs/spark.md.
 
 pyspark (``pip install rowformat[spark]``) is imported only when one of the
 Spark-facing names below is first used: ``import rowformat.spark`` and the
@@ -20,15 +24,18 @@ FORMAT_NAME = "paimon-row"
 # name -> module that defines it; loaded on first access (PEP 562)
 _LAZY = {
     "RowDataSource": "datasource",
-    "lookup_udf": "lookup",
-    "lookup_row_ids": "lookup",
+    "lookup": "lookups",
+    "lookup_udf": "lookups",
+    "lookup_row_ids": "lookups",
+    "from_fory": "fory_columns",
+    "to_fory": "fory_columns",
     "to_spark_schema": "types",
     "from_spark_schema": "types",
     "to_spark_type": "types",
     "from_spark_type": "types",
 }
 
-__all__ = ["FORMAT_NAME", "register", "lookup", *_LAZY]
+__all__ = ["FORMAT_NAME", "register", "check_workers", *_LAZY]
 
 
 def _import(module: str):
@@ -43,9 +50,6 @@ def _import(module: str):
 
 
 def __getattr__(name: str):
-    if name == "lookup":
-        # The module is callable: rowformat.spark.lookup(df, path_col, row_col, ...)
-        return _import("lookup")
     if name in _LAZY:
         value = getattr(_import(_LAZY[name]), name)
         globals()[name] = value
@@ -54,8 +58,19 @@ def __getattr__(name: str):
 
 
 def register(spark) -> None:
-    """Registers the ``paimon-row`` source with ``spark``. Spark normally
-    finds it by itself through the top-level ``pyspark_rowformat`` module;
-    this is the fallback (e.g. when another broken ``pyspark_*`` module on
-    the path stops the automatic lookup)."""
-    spark.dataSource.register(_import("datasource").RowDataSource)
+    """Registers the ``paimon-row`` source with ``spark``, carrying the
+    session's partition sizing settings (``spark.sql.files.maxPartitionBytes``,
+    ``spark.sql.files.openCostInBytes``, the default parallelism), which a
+    Python source cannot read by itself. Spark also finds the source without
+    this, through the top-level ``pyspark_rowformat`` module, with Spark's
+    default sizing. Checks first that Spark's Python workers can import
+    rowformat (:func:`check_workers`)."""
+    check_workers(spark)
+    spark.dataSource.register(_import("datasource").configured(spark))
+
+
+def check_workers(spark) -> None:
+    """Raises :class:`~rowformat.errors.WorkerPythonError` when the Python
+    that Spark runs its workers with cannot import rowformat (checked once
+    per interpreter path)."""
+    _import("preflight").check_workers(spark)

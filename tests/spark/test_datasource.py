@@ -90,10 +90,34 @@ def test_spark_partitions_are_groups_of_splits(spark, table):
     splits = tb.plan_splits(tb.open_table(table))
     assert len(splits) == 2 == len(tb.plan(tb.open_table(table))[0].files)   # a file each
     assert one_each.rdd.getNumPartitions() == len(splits)
-    # Two small files are not worth two tasks, whatever the cores.
-    together = spark.read.format(FORMAT).option("minPartitions", 8).load(table)
+    # Spark's rule: 2 files of 4 MiB (their open cost) + a few KB over one
+    # core is a partition; over 2 or more cores, a partition each
+    together = spark.read.format(FORMAT).option("defaultParallelism", 1).load(table)
     assert together.rdd.getNumPartitions() == 1
+    apart = spark.read.format(FORMAT).option("minPartitions", 8).load(table)
+    assert apart.rdd.getNumPartitions() == 2
     assert sorted(r.id for r in one_each.collect()) == list(range(N))
+
+
+def test_a_small_multi_file_table_reads_on_both_cores(spark, tmp_path):
+    """41,000 rows in 4 files on local[2]: Spark's sizing (maxPartitionBytes,
+    openCostInBytes, default parallelism 2) gives 2 partitions, one a core;
+    register(spark) hands the session's settings to the source."""
+    path = str(tmp_path / "t")
+    spark.range(0, 41000, numPartitions=4).write.format(FORMAT).mode("append").save(path)
+    assert len(tb.plan_splits(tb.open_table(path))) == 4
+    rowformat.spark.register(spark)     # spark.default.parallelism=2 (conftest)
+    df = spark.read.format(FORMAT).load(path)
+    sizes = df.rdd.glom().map(len).collect()
+    assert len(sizes) == 2 and sum(sizes) == 41000 and min(sizes) > 0
+    # a session setting captured by register(): maxPartitionBytes below one file's open cost
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "1m")
+    try:
+        rowformat.spark.register(spark)
+        assert spark.read.format(FORMAT).load(path).rdd.getNumPartitions() == 4
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        rowformat.spark.register(spark)
 
 
 class _File:
@@ -111,9 +135,12 @@ def test_groups_spread_over_min_partitions():
     assert [len(g) for g in tb.group_splits(big, 128 << 20, min_groups=1)] == [2]
     assert [len(g) for g in tb.group_splits(big, 128 << 20, min_groups=2)] == [1, 1]
     assert [len(g) for g in tb.group_splits(big, 50 << 20, min_groups=1)] == [1, 1]
-    # Groups stay at least 32 MiB (open costs included) however many cores.
+    # Spark's rule: 45 MiB over 2 cores is 22.5 MiB a group (a split joins
+    # when its bytes fit); over 8, a split each (never below one open cost: 4 MiB)
     small = [_Split(5), _Split(5), _Split(5), _Split(5, 5)]     # 9, 9, 9 and 18 MiB
-    assert [len(g) for g in tb.group_splits(small, 128 << 20, min_groups=8)] == [3, 1]
+    assert [len(g) for g in tb.group_splits(small, 128 << 20, min_groups=2)] == [2, 2]
+    assert [len(g) for g in tb.group_splits(small, 128 << 20, min_groups=8)] == [1, 1, 1, 1]
+    assert tb.split_target(45 << 20, 128 << 20, 4 << 20, 100) == 4 << 20
     assert [len(g) for g in tb.group_splits(small, 1, min_groups=1)] == [1, 1, 1, 1]
 
 
@@ -518,9 +545,9 @@ def test_reused_worker_freezes_the_loaded_modules_once():
     import sys
     code = (
         "import gc, pypaimon.read.split_read as sr\n"
-        "from rowformat.spark import datasource as ds\n"
-        "ds._settle_worker(); n = gc.get_freeze_count()\n"
-        "ds._settle_worker(); print(n, gc.get_freeze_count(), sr.FormatRowReader.__module__)\n")
+        "from rowformat.spark import worker as ds\n"
+        "ds.settle_worker(); n = gc.get_freeze_count()\n"
+        "ds.settle_worker(); print(n, gc.get_freeze_count(), sr.FormatRowReader.__module__)\n")
     env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.split()

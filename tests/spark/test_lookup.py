@@ -2,11 +2,12 @@
 arrow_udf) and by _ROW_ID of a row-tracking Paimon table."""
 import os
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 import rowformat
-from rowformat.spark import lookup as lk
+from rowformat.spark import lookups as lk
 from rowformat.paimon import tables as tb
 
 FORMAT = "paimon-row"
@@ -124,6 +125,37 @@ def test_reader_cache_is_bounded(tmp_path, monkeypatch):
     lk.clear_readers()
 
 
+def test_each_touched_block_is_decompressed_once_per_task(spark, tmp_path, monkeypatch):
+    """A task's batches are looked up together, grouped by file and block:
+    rows spread over batches in any order decompress each block they touch
+    once, even when the reader's block cache cannot hold them, for both
+    the mapInArrow and the arrow_udf (iterator) functions."""
+    path = str(tmp_path / "blocks.row")
+    with rowformat.RowFileWriter(path, "v INT", block_size=1 << 10) as w:
+        w.write_rows([(i,) for i in range(20000)])
+    monkeypatch.setattr(lk, "READER_CACHE_BYTES", 0)          # no help from the cache
+    fetcher = lk.Fetcher(rowformat.schema("v INT"), ["v"], _spark_json("v int"))
+    wanted = [19999, 5, 10003, 6, 19998, 10004, 7, 0]          # 3 blocks, back and forth
+    batches = [pa.record_batch({"f": pa.array([path] * 2), "r": pa.array(wanted[i:i + 2])})
+               for i in range(0, len(wanted), 2)]
+    for run in (lk.LookupBatches(fetcher, lk.PathAndRow("f", "r"), ["v"]),
+                lambda bs: lk.LookupColumn(fetcher)((b.column(0), b.column(1)) for b in bs)):
+        lk.clear_readers()
+        out = list(run(iter(batches)))
+        values = [v for b in out for v in (b.column("v") if isinstance(b, pa.RecordBatch)
+                                           else b.field("v")).to_pylist()]
+        assert values == wanted and [len(b) for b in out] == [2, 2, 2, 2]
+        reader = lk.open_reader(path, fetcher.schema)
+        blocks = {b for b in np.searchsorted(reader.block_index.row_starts, wanted, "right")}
+        assert reader.num_blocks > 20 and len(blocks) == 3
+        assert reader.decompressions == 3
+    monkeypatch.setattr(lk, "WINDOW_ROWS", 2)                 # batch by batch: more
+    lk.clear_readers()
+    list(lk.LookupBatches(fetcher, lk.PathAndRow("f", "r"), ["v"])(iter(batches)))
+    assert lk.open_reader(path, fetcher.schema).decompressions > 3
+    lk.clear_readers()
+
+
 @pytest.fixture(scope="module")
 def tracked(spark, tmp_path_factory):
     """A row-tracking append table: two appends by Spark, 4 data files."""
@@ -192,3 +224,14 @@ def test_row_id_router_routes_ranges():
 def _spark_json(ddl):
     from pyspark.sql.types import _parse_datatype_string
     return _parse_datatype_string(ddl).json()
+
+
+def test_lookup_is_a_function_whose_help_shows_its_parameters():
+    import inspect
+    import rowformat.spark
+    from rowformat.spark import lookup
+    assert inspect.isfunction(lookup) and lookup is rowformat.spark.lookup
+    assert list(inspect.signature(lookup).parameters)[:4] == ["df", "path_col", "row_col",
+                                                              "columns"]
+    import rowformat.spark.lookups    # importing the module leaves the function in place
+    assert inspect.isfunction(rowformat.spark.lookup)

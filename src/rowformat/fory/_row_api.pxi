@@ -224,9 +224,12 @@ cdef class Plan:
             bld_reset_children(&self.root)
             self.root.failed = 0
             if rc == E_OFFSETS:
-                raise MalformedRowError(f"row {r}: {_MESSAGES[rc]} (offsets {s}..{e}, "
+                err = MalformedRowError(f"row {r}: {_MESSAGES[rc]} (offsets {s}..{e}, "
                                         f"{data_len} data bytes)")
-            raise MalformedRowError(f"row {r}: {_errtext(rc, at)}")
+            else:
+                err = MalformedRowError(f"row {r}: {_errtext(rc, at)}")
+            err.row = r         # the batch's first bad row: callers may skip it and go on
+            raise err
         top = rf_arrow_new(1, self.root.nchild)
         if top == NULL:
             raise MemoryError()

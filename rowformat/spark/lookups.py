@@ -19,9 +19,8 @@ caching readers by path safe.
 from __future__ import annotations
 
 import os
-import sys
 import threading
-import types
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -36,6 +35,10 @@ from ..paimon import tables as tb
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
 READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
+# A task's input rows looked up together: grouped by file and block across
+# the task's batches (Spark's Arrow batches hold 10,000 rows by default), so
+# each block they touch is decompressed once, however the rows are spread.
+WINDOW_ROWS = int(os.environ.get("ROWFORMAT_SPARK_LOOKUP_WINDOW_ROWS", str(1 << 20)))
 
 _readers: "OrderedDict[tuple[str, str], RowFileReader]" = OrderedDict()
 _lock = threading.Lock()
@@ -51,7 +54,8 @@ def open_reader(path: str, schema_text: str) -> RowFileReader:
         if r is not None:
             _readers.move_to_end(key)
             return r
-    r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES)
+    # prefix_lookups: a row early in a block decompresses only the block's prefix
+    r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES, prefix_lookups=True)
     with _lock:
         if key in _readers:          # another thread opened it meanwhile
             r.close()
@@ -129,7 +133,7 @@ class Fetcher:
 
     def fetch(self, paths: pa.Array, rows: pa.Array) -> list[pa.Array]:
         """One output array per column; null where the path or row is null.
-        Rows are visited in (file, row) order so neighbours share blocks."""
+        Rows are visited in (file, row) order, so each block is read once."""
         target, converter = self._target()
         n = len(paths)
         valid = np.ones(n, bool)
@@ -143,10 +147,11 @@ class Fetcher:
         result_schema = pa.schema([f.with_nullable(True) for f in
                                    (target.field(c) for c in self.columns)])
         pieces, order = [], []
-        # the valid positions grouped by file (a stable sort: ascending within a file),
-        # in one pass however many files the batch names
+        # the valid positions grouped by file and sorted by row number within
+        # one, in one pass however many files the batch names: take() then
+        # meets each block's rows as one run, and decompresses the block once
         by_file = np.flatnonzero(valid)
-        by_file = by_file[np.argsort(codes[by_file], kind="stable")]
+        by_file = by_file[np.lexsort((row_numbers[by_file], codes[by_file]))]
         cuts = np.flatnonzero(np.diff(codes[by_file])) + 1
         dictionary = encoded.dictionary.to_pylist()
         for pos in np.split(by_file, cuts) if len(by_file) else []:
@@ -170,6 +175,35 @@ class Fetcher:
         return [c.combine_chunks() for c in out.columns]
 
 
+def _windows(items, size):
+    """Lists of consecutive ``items`` holding up to WINDOW_ROWS rows
+    (``size(item)`` each; an item bigger than that is a window alone)."""
+    window, rows = [], 0
+    for item in items:
+        n = size(item)
+        if window and rows + n > WINDOW_ROWS:
+            yield window
+            window, rows = [], 0
+        window.append(item)
+        rows += n
+    if window:
+        yield window
+
+
+def _fetch_window(fetcher: "Fetcher", located: list[tuple[pa.Array, pa.Array]]):
+    """The fetched columns of each (paths, rows) of ``located``, fetched in
+    one go (one take per file: each touched block decompressed once)."""
+    if len(located) == 1:
+        return [fetcher.fetch(*located[0])]
+    fetched = fetcher.fetch(pa.concat_arrays([p for p, _ in located]),
+                            pa.concat_arrays([r for _, r in located]))
+    out, start = [], 0
+    for paths, _ in located:
+        out.append([a.slice(start, len(paths)) for a in fetched])
+        start += len(paths)
+    return out
+
+
 class LookupBatches:
     """The mapInArrow function: input batches plus the looked-up columns.
     ``locate(batch)`` gives each input row's (path, row number)."""
@@ -180,10 +214,11 @@ class LookupBatches:
         self.out_names = out_names
 
     def __call__(self, batches):
-        for b in batches:
-            fetched = self.fetcher.fetch(*self.locate(b))
-            yield pa.RecordBatch.from_arrays(list(b.columns) + fetched,
-                                             names=b.schema.names + self.out_names)
+        for window in _windows(batches, len):
+            fetched = _fetch_window(self.fetcher, [self.locate(b) for b in window])
+            for b, columns in zip(window, fetched):
+                yield pa.RecordBatch.from_arrays(list(b.columns) + columns,
+                                                 names=b.schema.names + self.out_names)
 
 
 class PathAndRow:
@@ -201,6 +236,8 @@ def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate):
     """``df`` through LookupBatches: the looked-up ``columns`` appended as
     ``prefix`` + name, nullable."""
     from pyspark.sql.types import StructField, StructType
+    from .preflight import check_workers
+    check_workers(df.sparkSession)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
     out_names = [prefix + c for c in columns]
@@ -214,15 +251,21 @@ def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate):
 
 
 class LookupColumn:
-    """The arrow_udf function: (paths, rows) -> a struct of the columns."""
+    """The arrow_udf function (iterator form, so that a task's batches are
+    looked up together): (paths, rows) -> a struct of the columns."""
 
     def __init__(self, fetcher: Fetcher):
         self.fetcher = fetcher
 
-    def __call__(self, paths, rows):
-        arrays = self.fetcher.fetch(paths, rows)
-        mask = pc.or_(paths.is_null(), rows.is_null())
-        return pa.StructArray.from_arrays(arrays, names=self.fetcher.columns, mask=mask)
+    def __call__(self, pairs):
+        for window in _windows(((_array(p), _array(r)) for p, r in pairs), lambda pr: len(pr[0])):
+            for (paths, rows), arrays in zip(window, _fetch_window(self.fetcher, window)):
+                mask = pc.or_(paths.is_null(), rows.is_null())
+                yield pa.StructArray.from_arrays(arrays, names=self.fetcher.columns, mask=mask)
+
+
+def _array(a) -> pa.Array:
+    return a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a
 
 
 def _spark_fields(schema: RowType, columns):
@@ -262,11 +305,18 @@ def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix
 def lookup_udf(columns=None, *, schema):
     """A column-wise lookup (``arrow_udf``, Spark 4.1+): call it on a path
     column and a row-number column to get a struct of ``columns``."""
-    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.functions import ArrowUDFType, arrow_udf
+    from .preflight import check_active
+    check_active()
     row_type = resolve_schema(schema)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
-    return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields)
+    with warnings.catch_warnings():
+        # pyspark prefers type hints, which an instance (pickled by reference,
+        # so the worker's reader cache is the module's) cannot carry
+        warnings.simplefilter("ignore", UserWarning)
+        return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields,
+                         ArrowUDFType.SCALAR_ITER)
 
 
 # ---------------------------------------------------------------- by _ROW_ID
@@ -300,15 +350,3 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
         raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
     return _map_lookup(df, "lookup_row_ids", tb.row_type(t), columns, prefix,
                        RowIdColumn(router, row_id_col))
-
-
-class _CallableModule(types.ModuleType):
-    """``rowformat.spark.lookup`` is both this module and the function
-    :func:`lookup`: importing a submodule sets the package attribute of the
-    same name to the module, which would otherwise shadow the function."""
-
-    def __call__(self, df, path_col, row_col, columns=None, **kwargs):
-        return lookup(df, path_col, row_col, columns, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

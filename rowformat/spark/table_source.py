@@ -1,0 +1,226 @@
+"""Paimon tables through ``paimon-row``: pypaimon plans splits on the
+driver, a Spark partition is a group of splits sized as Spark sizes file
+partitions, tasks read them; write tasks send pickled commit messages that
+the driver commits in one snapshot (or aborts)."""
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass
+from typing import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, WriterCommitMessage
+from pyspark.sql.types import LongType, StructField, StructType
+
+from ..errors import DatasetError, SchemaError
+from ..paimon._blob_writer import ROOTS_OPTION
+from ..paimon import tables as tb
+from ..types import DataField, RowType
+from . import FORMAT_NAME
+from .options import (
+    DATA_SUFFIX, check_columns, key_list, parse_paimon_schema, requested_fields, strip_file_scheme,
+)
+from .sizing import PartitionSizing
+from .types import from_spark_schema
+from .worker import SourceReader, settle_worker
+
+
+def row_id_field() -> StructField:
+    return StructField(tb.ROW_ID, LongType(), False)
+
+
+def check_row_tracking(table, path: str) -> None:
+    if not table.options.row_tracking_enabled():
+        raise SchemaError(f"{FORMAT_NAME}: {path} has no {tb.ROW_ID} column: the table was "
+                          f"not created with 'row-tracking.enabled' = 'true'")
+
+
+def open_for_read(path: str, options):
+    snapshot = options.get("snapshotid")
+    if snapshot is not None:
+        try:
+            snapshot = int(snapshot)
+        except ValueError:
+            raise ValueError(f"option snapshotId must be an integer, got {snapshot!r}") from None
+    return tb.pin(path, snapshot_id=snapshot, tag=options.get("tag"))
+
+
+@dataclass
+class SplitGroup(InputPartition):
+    """pypaimon splits read by one Spark task (pickled: plain bytes)."""
+    splits: bytes
+    count: int
+
+
+class TableReader(SourceReader):
+    """A Paimon table: pypaimon plans on the driver, tasks read splits."""
+
+    def __init__(self, options, schema: StructType, path: str, sizing: PartitionSizing):
+        table, pinned = open_for_read(path, options)
+        self.path = path
+        with_row_ids = tb.ROW_ID in schema.names
+        if with_row_ids:
+            check_row_tracking(table, path)
+        requested_fields(schema, tb.row_type(table), options, path,
+                          (tb.ROW_ID,) if with_row_ids else ())
+        self.columns = list(schema.names)
+        # The snapshot planned now, so every task reads the same one.
+        self.snapshot_id = pinned
+        self.tag = options.get("tag")
+        self.spark_schema_json = schema.json()
+        self.partition_types = {k: tb.row_type(table)[k].type.root for k in table.partition_keys}
+        self.partition_leaves: list[tuple[str, str, object]] = []
+        self.sizing = sizing
+
+    def _table(self):
+        return tb.open_table(self.path, snapshot_id=self.snapshot_id, tag=self.tag)
+
+    partition_type = SplitGroup
+
+    def plan(self):
+        if self.snapshot_id is None and self.tag is None:
+            return []                     # a table with no snapshot yet: no rows
+        splits = tb.plan_splits(self._table(), self.columns, self.partition_leaves)
+        s = self.sizing
+        return [SplitGroup(pickle.dumps(g), len(g)) for g in
+                tb.group_splits(splits, s.max_partition_bytes, s.parallelism, s.open_cost)]
+
+    def read_partition(self, partition, target):
+        splits = pickle.loads(partition.splits)
+        for batch in tb.read_batches(self._table(), splits, self.columns):
+            yield _to_spark_batch(batch, target)
+
+
+# Python types of the partition values pypaimon compares (its partition rows
+# hold plain Python values) for which Python's order is Spark's: integers,
+# booleans and strings (code point order is UTF-8 byte order).
+_PRUNABLE = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "BOOLEAN": bool,
+             "VARCHAR": str}
+
+
+class PartitionPruningReader(TableReader):
+    """``option("pushFilters", "true")``: comparisons of a partition key with
+    a literal prune the planned partitions. Spark still applies every filter
+    (all are returned), so pruning only has to keep every partition that
+    may match, never to be exact."""
+
+    def pushFilters(self, filters):      # driver side, before partitions()
+        from pyspark.sql.datasource import (
+            EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, In, LessThan,
+            LessThanOrEqual,
+        )
+        ops = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=",
+               LessThan: "<", LessThanOrEqual: "<=", In: "in"}
+        self.partition_leaves = []
+        for f in filters:
+            op = ops.get(type(f))
+            column = f.attribute[0] if op and len(f.attribute) == 1 else None
+            want = _PRUNABLE.get(self.partition_types.get(column))
+            values = f.value if op == "in" else (f.value,)
+            # type() and not isinstance(): True is an int, and never an INT's value
+            if want is not None and values and all(type(v) is want for v in values):
+                self.partition_leaves.append((op, column, list(values) if op == "in" else f.value))
+        return filters
+
+
+def _to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    arrays = []
+    for field in target:
+        arr = batch.column(field.name)
+        if not arr.type.equals(field.type):
+            arr = arr.cast(field.type, safe=False)   # nanoseconds truncate to Spark's micros
+        arrays.append(arr)
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+@dataclass
+class TableMessage(WriterCommitMessage):  # pickled from a task to the driver
+    messages: bytes                       # pickled pypaimon CommitMessages
+
+
+class TableWriter(DataSourceArrowWriter):
+    """Writes a Paimon table: tasks write data files with pypaimon's table
+    writer and send their commit messages; the driver commits them all in
+    one snapshot, or aborts them (deleting the files)."""
+
+    def __init__(self, options, schema: StructType, overwrite: bool):
+        # Runs once on the driver. The object is then pickled to every task
+        # and used again for commit()/abort().
+        if "path" not in options:
+            raise ValueError(f"{FORMAT_NAME}: save(path) needs a path")
+        self.path = os.path.abspath(strip_file_scheme(options["path"]))
+        if os.path.isfile(self.path):
+            raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
+                               f"Paimon table directory")
+        self.overwrite = overwrite
+        mode = options.get("partitionoverwritemode", "static").strip().lower()
+        if mode not in ("static", "dynamic"):
+            raise ValueError(f"option partitionOverwriteMode must be 'static' or 'dynamic', "
+                             f"got {options['partitionoverwritemode']!r}")
+        self.dynamic_overwrite = mode == "dynamic"
+        self.reference_roots = options.get("blobreferenceroots")
+        what = f"{FORMAT_NAME}: cannot write to {self.path}"
+        if tb.is_table(self.path):
+            table = tb.open_table(self.path)
+            # Appends and overwrites keep the table's schema (Paimon changes
+            # schemas with ALTER TABLE, not with a write).
+            check_columns(schema, tb.row_type(table), what, subset=False)
+        else:
+            if os.path.isdir(self.path) and any(n.endswith(DATA_SUFFIX)
+                                                for n in os.listdir(self.path)):
+                raise DatasetError(f"{what}: it holds .row files but is not a Paimon table")
+            table = tb.create_table(self.path, self._new_schema(options, schema),
+                                    partition_keys=key_list(options, "partitionkeys"),
+                                    primary_keys=key_list(options, "primarykeys"),
+                                    options=self._table_options(options))
+
+    def _new_schema(self, options, schema: StructType) -> RowType:
+        explicit = options.get("paimonschema")
+        if explicit is None:
+            row_type = from_spark_schema(schema)
+        else:
+            row_type = parse_paimon_schema(explicit)
+            check_columns(schema, row_type, f"{FORMAT_NAME}: the DataFrame does not fit "
+                          f"paimonSchema", subset=False)
+        primary = set(key_list(options, "primarykeys")) | set(key_list(options,
+                                                                         "partitionkeys"))
+        # Paimon's keys are NOT NULL; Spark marks most columns nullable.
+        return RowType(fields=tuple(
+            f if f.name not in primary else DataField(f.name, f.type.copy(nullable=False))
+            for f in row_type.fields), top_level=True)
+
+    def _table_options(self, options) -> dict[str, str]:
+        out = {k[len("paimon."):]: v for k, v in options.items() if k.startswith("paimon.")}
+        if "bucket" in options:
+            out["bucket"] = options["bucket"]
+        if key_list(options, "primarykeys"):
+            bucket = out.get("bucket")
+            try:
+                ok = bucket is not None and int(bucket) > 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"{FORMAT_NAME}: a primary-key table written by Spark needs a fixed number "
+                    f"of buckets: .option('bucket', N) with N > 0 (got {bucket!r}); dynamic "
+                    f"buckets would let two tasks put one key into two buckets")
+        return out
+
+    def write(self, iterator: Iterator[pa.RecordBatch]):   # one call per task
+        settle_worker()
+        table = tb.open_table(self.path)
+        if self.reference_roots:
+            table = table.copy({ROOTS_OPTION: self.reference_roots})
+        return TableMessage(tb.write_batches(table, iterator, self.overwrite))
+
+    def commit(self, messages):
+        settle_worker()
+        table = tb.open_table(self.path)
+        tb.commit(table, [m.messages for m in messages if m is not None], self.overwrite,
+                  self.dynamic_overwrite)
+
+    def abort(self, messages):            # messages of failed tasks are None
+        settle_worker()
+        table = tb.open_table(self.path)
+        tb.abort(table, [m.messages for m in messages if m is not None])
