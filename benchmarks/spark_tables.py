@@ -242,7 +242,7 @@ def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     """The table's rows as read through paimon-row (Spark's Arrow types and
     the batches pypaimon yields), split into ``files`` IPC files."""
     from rowformat.paimon import tables as tb
-    from rowformat.spark.table_source import _to_spark_batch
+    from rowformat.arrow_cast import cast_batch
     from rowformat.spark.types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
     schema = to_spark_schema(tb.row_type(table))
@@ -251,7 +251,7 @@ def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     for i in range(files):
         with pa.OSFile(f"{out}.{i}", "wb") as f, pa.ipc.new_file(f, target) as w:
             for batch in tb.read_batches(table, splits[i::files], schema.names):
-                w.write_batch(_to_spark_batch(batch, target))
+                w.write_batch(cast_batch(batch, target, truncate=True))
     return schema
 
 

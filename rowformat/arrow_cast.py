@@ -57,7 +57,7 @@ def cast_array(col, field: pa.Field, *, first_row: int = 0, type_name: object = 
                truncate: bool = False) -> pa.Array:
     """One column as ``field``'s type (see the module's docstring)."""
     target = field.type
-    if col.type.equals(target):
+    if col.type.equals(target, check_metadata=True):     # (nested fields' metadata: VARIANT)
         return col
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()

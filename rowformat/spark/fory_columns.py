@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql import types as st
 
+from ..arrow_cast import cast_array
 from ..errors import MalformedRowError, SchemaError
 from ..fory import RowEncoder
 from ..fory.schema import LAYOUTS
@@ -63,11 +64,6 @@ def fory_schemas(schema) -> tuple[pa.Schema, st.StructType]:
         raise SchemaError(f"a Fory row schema is Spark DDL, a StructType, a pyarrow.Schema or "
                           f"a pyfory Schema, not {type(schema).__name__}")
     return spark_arrow_schema(schema), schema
-
-
-def _conform(arrays: list[pa.Array], target: pa.StructType) -> list[pa.Array]:
-    """``arrays`` cast to the fields of ``target`` where they differ."""
-    return [a if a.type.equals(f.type) else a.cast(f.type) for a, f in zip(arrays, target)]
 
 
 def _scatter(values: pa.Array, keep: np.ndarray) -> pa.Array:
@@ -137,7 +133,7 @@ class FromFory:
         keep = present.copy()
         keep[np.flatnonzero(present)[~good]] = False
         data_fields = list(self.target)[:len(columns)]
-        columns = [_scatter(c, keep) for c in _conform(columns, data_fields)]
+        columns = [_scatter(cast_array(c, f), keep) for c, f in zip(columns, data_fields)]
         if self.error_column is None:
             return pa.StructArray.from_arrays(columns, fields=data_fields,
                                               mask=pa.array(~keep))

@@ -13,6 +13,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, WriterCommitMessage
 from pyspark.sql.types import LongType, StructField, StructType
 
+from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
@@ -89,7 +90,7 @@ class TableReader(SourceReader):
     def read_partition(self, partition, target):
         splits = pickle.loads(partition.splits)
         for batch in tb.read_batches(self._table(), splits, self.columns):
-            yield _to_spark_batch(batch, target)
+            yield cast_batch(batch, target, truncate=True)   # nanoseconds floor to micros
 
 
 # Python types of the partition values pypaimon compares (its partition rows
@@ -122,16 +123,6 @@ class PartitionPruningReader(TableReader):
             if want is not None and values and all(type(v) is want for v in values):
                 self.partition_leaves.append((op, column, list(values) if op == "in" else f.value))
         return filters
-
-
-def _to_spark_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    arrays = []
-    for field in target:
-        arr = batch.column(field.name)
-        if not arr.type.equals(field.type):
-            arr = arr.cast(field.type, safe=False)   # nanoseconds truncate to Spark's micros
-        arrays.append(arr)
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 @dataclass

@@ -36,6 +36,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql import types as st
 
+from ..arrow_cast import cast_array
 from ..arrow_types import to_arrow_type as paimon_arrow_type
 from ..errors import SchemaError
 from ..types import (
@@ -218,13 +219,8 @@ class ArrowConverter:
                               else (target.type, not _has_nanos(paimon)))
 
     def convert(self, arrays: list[pa.Array]) -> list[pa.Array]:
-        out = []
-        for arr, step in zip(arrays, self._plan):
-            if step is not None:
-                target, safe = step
-                # Nanosecond times/timestamps truncate to Spark's microseconds.
-                arr = arr.cast(target, safe=safe)
-            out.append(arr)
-        return out
+        # nanosecond times and timestamps floor to Spark's microseconds
+        return [arr if step is None else cast_array(arr, pa.field("", step[0]), truncate=not step[1])
+                for arr, step in zip(arrays, self._plan)]
 
 
