@@ -70,7 +70,7 @@ from dataset import generate  # noqa: E402
 
 import rowformat  # noqa: E402
 import rowformat.paimon as rp  # noqa: E402
-from rowformat.paimon import _types  # noqa: E402
+from rowformat.paimon import _field_types  # noqa: E402
 from rowformat.paimon import tables as tb  # noqa: E402
 
 PROJECTION = ["id", "name"]     # the two-column scan: a fixed-width and a string column
@@ -254,7 +254,7 @@ def against_rust(b, full, fast_tbl, lookups, repeats):
     try:
         table = b.table(fast_tbl)
         native_table = table.copy({"read.native.enabled": "true"})
-        schema = _types.row_type(table.fields)
+        schema = _field_types.row_type(table.fields)
         files = b.files(fast_tbl)
         short = fast_tbl.split(".")[1]
 
@@ -430,7 +430,7 @@ def run(rows, stock_rows, pk_rows, repeats, rust=False, lookups=1000, rust_repea
             res["append_scan_fast"], got = b.timed(lambda: b.scan(fast_tbl))
             assert got.num_rows == rows
         # the floor: RowFileReader.read() over the same files, with their schema
-        schema = _types.row_type(b.table(fast_tbl).fields)
+        schema = _field_types.row_type(b.table(fast_tbl).fields)
         files = b.files(fast_tbl)
 
         def raw():

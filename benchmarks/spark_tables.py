@@ -243,7 +243,7 @@ def write_arrow_files(table_path: str, out: str, files: int) -> StructType:
     the batches pypaimon yields), split into ``files`` IPC files."""
     from rowformat.paimon import tables as tb
     from rowformat.arrow_cast import cast_batch
-    from rowformat.spark.types import spark_arrow_schema, to_spark_schema
+    from rowformat.spark.spark_types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
     schema = to_spark_schema(tb.row_type(table))
     target = spark_arrow_schema(schema)

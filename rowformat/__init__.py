@@ -1,4 +1,7 @@
 """rowformat: Apache Paimon .row files and the Apache Fory row format."""
+import importlib as _importlib
+import sys as _sys
+
 from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowFormatError,
                      RowIndexError, SchemaError, ValueConversionError)
 from .types import schema, parse_type
@@ -7,11 +10,11 @@ from .types import (
     RowType, TimestampType, TimeType, VectorType,
 )
 from .arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
-from .footer import Footer
-from .block_index import BlockIndex
-from .reader import FileMetadata, RowFileReader, read_metadata
-from .writer import RowFileWriter
-from .verify import Problem, VerifyReport, verify
+from .row.footer import Footer
+from .row.block_index import BlockIndex
+from .row.reader import FileMetadata, RowFileReader, read_metadata
+from .row.writer import RowFileWriter
+from .row.verify import Problem, VerifyReport, verify
 from .dataset import BlockShuffleSampler, RowDataset
 from .blob import (BlobDescriptor, BlobDescriptorError, BlobFileReader, BlobFileWriter,
                    BlobPlaceholder, PLACEHOLDER, is_blob_descriptor)
@@ -33,6 +36,11 @@ __all__ = [
     "CorruptFileError", "LimitExceededError", "RowIndexError",
     "__version__",
 ]
+
+# The .row codec's modules moved into rowformat.row; their old import paths
+# (rowformat.reader, rowformat.writer, ...) keep working for code written before.
+for _name in ("footer", "block_index", "block_cache", "reader", "writer", "verify", "java_frames"):
+    _sys.modules.setdefault(f"{__name__}.{_name}", _importlib.import_module(f".row.{_name}", __name__))
 
 # The one place the version is written: pyproject.toml reads it from here.
 __version__ = "0.1.0"

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError
-from .reader import RowFileReader
-from .scatter import route_row_ids, take_files
+from .row.reader import RowFileReader
+from .row.scatter import route_row_ids, take_files
 from .source import as_rows
 from .types import RowType
 

@@ -408,7 +408,7 @@ def test_bad_files_exit_1(capfd, tmp_path):
 def test_internal_failure_exits_3(capfd, small, monkeypatch):
     def boom(path, blocks=False):
         raise RuntimeError("kaboom")
-    monkeypatch.setattr(cli.inspect, "inspect_file", boom)
+    monkeypatch.setattr(cli.inspection, "inspect_file", boom)
     code, _, err = run(capfd, "inspect", small)
     assert code == 3
     assert "internal error: RuntimeError: kaboom" in err and "Traceback" not in err

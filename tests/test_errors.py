@@ -17,9 +17,9 @@ from hypothesis import given, strategies as st
 import rowformat
 from rowformat import (CorruptFileError, RowFileReader, RowFileWriter, ValueConversionError,
                        schema)
-from rowformat.block_index import BlockIndex
+from rowformat.row.block_index import BlockIndex
 from rowformat.errors import LimitExceededError
-from rowformat.footer import Footer
+from rowformat.row.footer import Footer
 
 
 @pytest.mark.parametrize("text, row, match", [

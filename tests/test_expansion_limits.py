@@ -22,8 +22,8 @@ import zstandard
 from rowformat import LimitExceededError, RowFileReader, RowFileWriter, schema, verify
 from rowformat import _rowcodec
 from rowformat.arrow_types import to_arrow_schema
-from rowformat.block_index import BlockIndex
-from rowformat.footer import Footer
+from rowformat.row.block_index import BlockIndex
+from rowformat.row.footer import Footer
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MiB = 1 << 20

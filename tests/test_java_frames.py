@@ -7,7 +7,7 @@ import pytest
 import zstandard
 from hypothesis import given, settings, strategies as st
 
-from rowformat.java_frames import JavaFrameCompressor, MIN_WINDOW_LOG, SLACK
+from rowformat.row.java_frames import JavaFrameCompressor, MIN_WINDOW_LOG, SLACK
 
 
 def stream_frame(level, data):
@@ -71,7 +71,7 @@ def test_frames_equal_streaming_frames_property(level, unit, tail, size):
 def test_a_libzstd_that_differs_gets_no_shortcut(monkeypatch):
     """If the small window gave another frame on the sample block (a libzstd
     choosing otherwise), blocks go through the plain streaming compressor."""
-    from rowformat import java_frames
+    from rowformat.row import java_frames
     monkeypatch.setattr(java_frames, "_small_compressor",
                         lambda level, log: zstandard.ZstdCompressor(level=level + 1))
     java_frames._java_window.cache_clear()

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from rowformat import CorruptFileError, RowFileReader, RowFileWriter, schema
 from rowformat._rowcodec import PrefixBlock
-from rowformat.reader import PREFIX_SHARE
+from rowformat.row.reader import PREFIX_SHARE
 
 
 

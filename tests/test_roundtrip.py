@@ -350,7 +350,7 @@ def test_take_in_this_thread_or_on_the_pool(tmp_path):
     through the block cache (the blocks read are cached afterwards). A
     larger take goes to the pool's batches, which do not cache. All give
     table.take's rows, in the order asked."""
-    from rowformat.reader import INLINE_COLD, INLINE_ROWS, SCATTERED_ROWS
+    from rowformat.row.reader import INLINE_COLD, INLINE_ROWS, SCATTERED_ROWS
     s = schema("a INT NOT NULL, b STRING")
     n = 40000
     table = pa.table({"a": pa.array(np.arange(n, dtype=np.int32)),

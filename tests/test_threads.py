@@ -125,7 +125,7 @@ def test_shared_reader_matches_one_thread(data, cache_bytes, threads):
 def test_block_cache_under_contention():
     """Puts and gets from 8 threads on a budget of 3 entries: the byte count
     stays exact and within budget, and a hit returns the block put for that key."""
-    from rowformat.block_cache import BlockCache
+    from rowformat.row.block_cache import BlockCache
     cache = BlockCache(300)
     errors = []
     barrier = threading.Barrier(THREADS)

@@ -9,8 +9,8 @@ import zstandard
 
 from rowformat import (CorruptFileError, LimitExceededError, RowFileReader, RowFileWriter,
                        SchemaError, schema, verify)
-from rowformat.block_index import BlockIndex
-from rowformat.footer import FOOTER_SIZE, Footer
+from rowformat.row.block_index import BlockIndex
+from rowformat.row.footer import FOOTER_SIZE, Footer
 
 S = schema("id INT NOT NULL, name STRING, tags ARRAY<STRING>")
 ROWS = [(i, f"n{i}", [str(i)] * (i % 3)) for i in range(200)]

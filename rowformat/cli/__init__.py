@@ -23,7 +23,7 @@ from .convert import cmd_convert
 from .exit_codes import (EXIT_BAD_FILE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
                          UsageError, is_input_error)
 from .formats import FORMATS
-from .inspect import cmd_inspect, cmd_verify
+from .inspection import cmd_inspect, cmd_verify
 from .output import printable
 from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
 from .schema_arg import add_schema_argument

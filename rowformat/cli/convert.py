@@ -14,7 +14,7 @@ from typing import IO
 from ..arrow_cast import cast_batch
 from .exit_codes import EXIT_OK
 from .formats import format_of
-from .input_tables import open_input_table
+from .inputs import open_input_table
 from .output import Progress, printable
 from .schema_arg import load_schema
 from .sinks import open_sink

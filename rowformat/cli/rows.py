@@ -44,7 +44,7 @@ def _row_range(text: str | None, n: int) -> range:
 
 
 def _open_reader(args):
-    from ..reader import RowFileReader
+    from ..row.reader import RowFileReader
     return RowFileReader(args.file, require_schema(args), threads=getattr(args, "threads", None))
 
 
@@ -74,7 +74,7 @@ def _print_rows(args, out: IO[str], rows_of: Callable[[Any], Iterable[int] | Non
 def cmd_head(args, out: IO[str]) -> int:
     if args.n < 0:
         raise UsageError(f"-n {args.n}: must be >= 0")
-    from . import paimon_tables as pt
+    from . import table_dirs as pt
     if pt.is_table_dir(args.file):
         return pt.print_table_rows(args, out, args.n)
     pt.reject_snapshot(args)
@@ -82,7 +82,7 @@ def cmd_head(args, out: IO[str]) -> int:
 
 
 def cmd_cat(args, out: IO[str]) -> int:
-    from . import paimon_tables as pt
+    from . import table_dirs as pt
     if pt.is_table_dir(args.file):
         return pt.print_table_rows(args, out, None)
     pt.reject_snapshot(args)

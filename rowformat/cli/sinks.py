@@ -230,7 +230,7 @@ def open_sink(path: str, fmt: str, schema, *, block_size: int, zstd_level: int,
     ``abort()`` (a context manager that aborts on an exception) and the
     ``arrow_schema`` its batches have."""
     if fmt == "row":
-        from ..writer import RowFileWriter
+        from ..row.writer import RowFileWriter
         return RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level,
                              threads=threads)
     from ..arrow_types import to_arrow_schema

@@ -42,7 +42,7 @@ from ..blob import PLACEHOLDER, BlobDescriptor, BlobFileReader
 from ..blob.meta import PLACEHOLDER_LENGTH
 from ..errors import CorruptFileError, RowIndexError
 from ..source import as_rows
-from . import _types
+from . import _field_types
 from ._reader import _pypaimon, _with_path, close_reader_and_stream, count_opened, local_path
 
 PLACEHOLDER_ERROR = "Blob placeholder is not supported by FormatBlobReader yet."
@@ -83,7 +83,7 @@ def make_blob_reader_class(stock: Any) -> type:
             self._fields = list(read_fields)
             field = {f.name: f for f in full_fields}[read_fields[0]]
             self._schema = PyarrowFieldParser.from_paimon_schema([field])
-            blob_type = _types.row_type([field]).fields[0].type
+            blob_type = _field_types.row_type([field]).fields[0].type
             try:
                 path = local_path(file_io, file_path)
                 if path is None:
@@ -154,7 +154,7 @@ def make_blob_reader_class(stock: Any) -> type:
             if not self._as_descriptor:
                 # take() builds one array (combine_chunks() would copy even that one)
                 column = reader.take(rows).column(0).chunk(0)
-                return pa.RecordBatch.from_arrays([_types.conform(column, target)],
+                return pa.RecordBatch.from_arrays([_field_types.conform(column, target)],
                                                   schema=self._schema)
             values: list = []
             for r in rows.tolist():

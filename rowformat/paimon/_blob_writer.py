@@ -43,7 +43,7 @@ from urllib.parse import urlparse
 from ..blob import PLACEHOLDER, BlobDescriptor, BlobFileWriter
 from ..blob.writer import DEFAULT_CHUNK
 from ..errors import BlobDescriptorError
-from . import _types
+from . import _field_types
 
 ROOTS_OPTION = "rowformat.blob-reference-roots"
 DESCRIPTOR_OPTION = "blob-as-descriptor"
@@ -223,7 +223,7 @@ def make_blob_writer_class(stock: Any) -> type:
             # writer takes it per row; a file holds one column).
             if self._writer is None:
                 self._writer = BlobFileWriter(
-                    self.output_stream, _types.row_type([field]).fields[0].type,
+                    self.output_stream, _field_types.row_type([field]).fields[0].type,
                     # pypaimon's 4 KiB default would cost a Python call per 4 KiB
                     # of a large referenced blob; the bytes written are the same
                     chunk_size=max(self.copy_buffer_size, DEFAULT_CHUNK),

@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 
 from ..arrow_cast import floor_divide
 from ..types import DataType, TimestampType
-from . import _predicate, _types
+from . import _field_types, _predicate
 
 OUTPUT_BATCH_ROWS = 65536
 INSERT, UPDATE_AFTER = 0, 2
@@ -61,7 +61,7 @@ class Fallback(Exception):
 
 def _field_type(field: Any) -> DataType:
     """A pypaimon ``DataField``'s type, as rowformat reads its schema JSON."""
-    return _types.row_type([field]).fields[0].type
+    return _field_types.row_type([field]).fields[0].type
 
 
 def _key_type_supported(field: Any) -> bool:

@@ -41,8 +41,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError, RowFormatError, RowIndexError
-from ..reader import DEFAULT_BATCH_BYTES, RowFileReader
-from . import _types
+from ..row.reader import DEFAULT_BATCH_BYTES, RowFileReader
+from . import _field_types
 
 MIN_BATCH_ROWS = 65536
 
@@ -148,8 +148,8 @@ def make_reader_class(stock: type) -> type:
             self._missing = [n for n in read_fields if n not in by_name]
             self._stream = None
             self._reader: Optional[RowFileReader] = None
-            key = _types.fields_key(full_fields)
-            file_schema = _types.row_type(full_fields, key)
+            key = _field_types.fields_key(full_fields)
+            file_schema = _field_types.row_type(full_fields, key)
             target = PyarrowFieldParser.from_paimon_schema(self._projected)
             if self._missing:
                 fields = []
@@ -225,7 +225,7 @@ def make_reader_class(stock: type) -> type:
                     if t is None:
                         arrays.append(pa.nulls(n, type=field.type))
                     else:
-                        arrays.append(_types.conform(next(cols), t))
+                        arrays.append(_field_types.conform(next(cols), t))
                 out = pa.RecordBatch.from_arrays(arrays, schema=self._schema)
                 if self._predicate is None:
                     yield out

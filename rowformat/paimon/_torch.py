@@ -7,7 +7,7 @@ the ranges into Python int lists and converts the rows to dicts by
 dataset as an instance of a subclass whose batches go straight from
 ``_ROW_ID`` to (file, row): the files' readers and block caches are opened
 once per process and kept across batches, and a batch's blocks are
-decompressed at once on all cores (:func:`rowformat.scatter.touched_blocks`).
+decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`).
 The rows equal stock's. A dataset this cannot read so (not all local
 ``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
 row kinds, nested projections, authorization splits, deletion vectors) is
@@ -30,9 +30,9 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
-from ..reader import RowFileReader
-from ..scatter import route_row_ids, take_files
-from . import _reader, _types
+from ..row.reader import RowFileReader
+from ..row.scatter import route_row_ids, take_files
+from . import _field_types, _reader
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
 _CACHE_BYTES = 64 << 20             # each file's block cache
@@ -95,7 +95,7 @@ class _RowIdFiles:
         self.columns = [n for n in self.names if n != self.row_id]
         if any(n not in by_name for n in self.columns):
             raise _NotFast("a projected field the data files do not hold")
-        self.schema = _types.row_type(fields)
+        self.schema = _field_types.row_type(fields)
         self.positions = tuple(self.schema.index(c) for c in self.columns)
         self.targets = parser.from_paimon_schema([by_name[n] for n in self.columns])
         self.readers: dict[int, RowFileReader] = {}
@@ -116,7 +116,7 @@ class _RowIdFiles:
         table = take_files(self.reader, f, local, self.positions)
         if table is None:                   # no rows asked
             return []
-        arrays = {name: _types.conform(table.column(name).combine_chunks(), t.type)
+        arrays = {name: _field_types.conform(table.column(name).combine_chunks(), t.type)
                   for name, t in zip(self.columns, self.targets)}
         arrays[self.row_id] = pa.array(ids, pa.int64())
         return pa.table([arrays[n] for n in self.names], names=self.names).to_pylist()

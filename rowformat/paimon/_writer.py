@@ -28,8 +28,8 @@ from typing import Any, List, Optional
 
 import pyarrow as pa
 
-from ..writer import RowFileWriter
-from . import _types
+from ..row.writer import RowFileWriter
+from . import _field_types
 
 DEFAULT_BLOCK_SIZE = 65536
 COPY_CHUNK = 1 << 20
@@ -53,7 +53,7 @@ def write_file(path: str, data, fields: Optional[List[Any]], zstd_level: int,
     """Writes ``data``'s columns named by ``fields`` as a ``.row`` file at the local ``path``."""
     data = _as_table(data)
     fields = _file_fields(data, fields)
-    schema = _types.row_type(fields)
+    schema = _field_types.row_type(fields)
     with RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level) as w:
         w.write(data.select([f.name for f in fields]))
 
@@ -97,7 +97,7 @@ class StreamRowWriter:
         self._dir = tempfile.mkdtemp(prefix="rowformat-paimon-")
         self._path = os.path.join(self._dir, "data.row")
         self._writer: Optional[RowFileWriter] = RowFileWriter(
-            self._path, _types.row_type(self._fields), block_size=self._block_size,
+            self._path, _field_types.row_type(self._fields), block_size=self._block_size,
             zstd_level=self._zstd_level)
 
     def write_table(self, data) -> None:

@@ -38,7 +38,7 @@ from .. import schema_json
 from ..arrow_cast import cast_batch
 from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMetadataError
 from ..types import RowType
-from . import _types
+from . import _field_types
 from ._metadata import check_name, reading
 
 SCHEMA_DIR = "schema"
@@ -173,7 +173,7 @@ def pin(path: str, snapshot_id: int | None = None, tag: str | None = None):
 
 def row_type(table) -> RowType:
     """The table's columns as a rowformat RowType."""
-    return _types.row_type(table.fields)
+    return _field_types.row_type(table.fields)
 
 
 def arrow_schema(table) -> pa.Schema:
@@ -505,7 +505,7 @@ def file_fields(table, meta) -> list[Any]:
 
 def file_schema(table, meta) -> RowType:
     """The rowformat schema of a ``.row`` data file: its :func:`file_fields`."""
-    return _types.row_type(file_fields(table, meta))
+    return _field_types.row_type(file_fields(table, meta))
 
 
 # ---------------------------------------------------------------- by _ROW_ID

@@ -29,10 +29,10 @@ _LAZY = {
     "lookup_row_ids": "lookups",
     "from_fory": "fory_columns",
     "to_fory": "fory_columns",
-    "to_spark_schema": "types",
-    "from_spark_schema": "types",
-    "to_spark_type": "types",
-    "from_spark_type": "types",
+    "to_spark_schema": "spark_types",
+    "from_spark_schema": "spark_types",
+    "to_spark_type": "spark_types",
+    "from_spark_type": "spark_types",
 }
 
 __all__ = ["FORMAT_NAME", "register", "check_workers", *_LAZY]

@@ -64,7 +64,7 @@ from .table_source import (
     PartitionPruningReader, TableReader, TableWriter, check_row_tracking, open_for_read,
     row_id_field,
 )
-from .types import to_spark_schema
+from .spark_types import to_spark_schema
 from .worker import settle_worker
 
 

@@ -18,7 +18,7 @@ from ..errors import DatasetError
 from ..types import schema as parse_schema
 from .options import Sources, flag, int_option, parse_paimon_schema, requested_fields
 from .sizing import PartitionSizing
-from .types import ArrowConverter, from_spark_schema
+from .spark_types import ArrowConverter, from_spark_schema
 from .worker import SourceReader
 
 FILE_COLUMN, ROW_COLUMN = "_file", "_row"

@@ -29,7 +29,7 @@ from ..errors import MalformedRowError, SchemaError
 from ..fory import RowEncoder
 from ..fory.schema import LAYOUTS
 from .preflight import check_active
-from .types import spark_arrow_schema
+from .spark_types import spark_arrow_schema
 
 MODES = ("PERMISSIVE", "FAILFAST")
 

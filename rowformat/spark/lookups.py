@@ -123,7 +123,7 @@ class Fetcher:
     def _target(self):
         import json
         from pyspark.sql.types import StructType
-        from .types import ArrowConverter, spark_arrow_schema
+        from .spark_types import ArrowConverter, spark_arrow_schema
         if self._converter is None:
             target = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_fields_json)))
             schema = parse_schema(self.schema)
@@ -270,7 +270,7 @@ def _array(a) -> pa.Array:
 
 def _spark_fields(schema: RowType, columns):
     from pyspark.sql.types import StructField, StructType
-    from .types import to_spark_schema
+    from .spark_types import to_spark_schema
     spark = to_spark_schema(schema)
     for c in columns:
         if c not in spark.names:

@@ -14,7 +14,7 @@ from ..errors import DatasetError, SchemaError
 from ..types import RowType, schema as parse_schema
 from ..paimon import tables as tb
 from . import FORMAT_NAME
-from .types import same_spark_type, to_spark_schema
+from .spark_types import same_spark_type, to_spark_schema
 
 DATA_SUFFIX = ".row"
 

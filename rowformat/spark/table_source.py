@@ -23,7 +23,7 @@ from .options import (
     DATA_SUFFIX, check_columns, key_list, parse_paimon_schema, requested_fields, strip_file_scheme,
 )
 from .sizing import PartitionSizing
-from .types import from_spark_schema
+from .spark_types import from_spark_schema
 from .worker import SourceReader, settle_worker
 
 

@@ -13,7 +13,7 @@ from pyspark.sql.datasource import DataSourceReader
 from pyspark.sql.types import StructType
 
 from ..paimon import tables as tb
-from .types import spark_arrow_schema
+from .spark_types import spark_arrow_schema
 
 _settled = False
 

@@ -11,7 +11,7 @@ import zstandard
 
 import rowformat.paimon as rp
 from rowformat import RowFileReader, RowFileWriter
-from rowformat.paimon import _types, _writer
+from rowformat.paimon import _field_types, _writer
 
 from ._tables import read, typed_table, write
 
@@ -29,7 +29,7 @@ def _blocks(path, schema):
 
 
 def _file_schema(table):
-    return _types.row_type(table.fields)
+    return _field_types.row_type(table.fields)
 
 
 @pytest.mark.parametrize("pk", [False, True])
@@ -59,7 +59,7 @@ def test_data_files_are_rowfilewriter_bytes_and_stock_blocks(wh, tmp_path, pk):
     finally:
         split_read.FormatRowReader = orig
     fields = seen[0]
-    schema = _types.row_type(fields)
+    schema = _field_types.row_type(fields)
 
     # the rows of the accelerated file, rewritten by RowFileWriter: the same bytes
     with RowFileReader(fast_file, schema) as r:
@@ -102,7 +102,7 @@ def test_stream_writer_writes_rowfilewriter_bytes(tmp_path):
     w.write_table(data)
     w.close()
     ref = tmp_path / "ref.row"
-    with RowFileWriter(ref, _types.row_type(fields), zstd_level=3) as rw:
+    with RowFileWriter(ref, _field_types.row_type(fields), zstd_level=3) as rw:
         rw.write(data)
     assert out.getvalue() == ref.read_bytes()
     assert not out.closed   # like pypaimon's writer: the FileIO closes its stream
@@ -120,7 +120,7 @@ def test_local_write_row_matches_stream_writer_and_stock_blocks(tmp_path):
     io_.write_row(fast_path, data, zstd_level=1)
     rp.restore()
     from pypaimon.schema.data_types import PyarrowFieldParser
-    schema = _types.row_type(PyarrowFieldParser.to_paimon_schema(data.schema))
+    schema = _field_types.row_type(PyarrowFieldParser.to_paimon_schema(data.schema))
     assert _blocks(stock_path, schema) == _blocks(fast_path, schema)
     with RowFileReader(fast_path, schema) as r:
         assert r.read().to_pydict() == data.cast(r.arrow_schema).to_pydict()

@@ -9,7 +9,7 @@ import rowformat
 from rowformat.errors import SchemaError
 from rowformat import schema_json
 from rowformat.paimon import tables as tb
-from rowformat.spark.types import (from_spark_schema, from_spark_type, same_spark_type,
+from rowformat.spark.spark_types import (from_spark_schema, from_spark_type, same_spark_type,
                                    to_spark_schema)
 
 FORMAT = "paimon-row"

@@ -20,17 +20,17 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-from . import _rowcodec
-from .arrow_types import as_row_type, to_arrow_schema
+from .. import _rowcodec
+from ..arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex, read_footer_and_index
 from .decode_pool import shared_pool as _shared_pool
-from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
+from ..errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
                      RowIndexError, RowMemoryError)
 from .footer import Footer
 from .scatter import Scatter, Wanted, touched_blocks
-from .source import Source, as_rows, few_rows, row_number
-from .types import RowType
+from ..source import Source, as_rows, few_rows, row_number
+from ..types import RowType
 
 DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20

@@ -19,16 +19,16 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from . import _rowcodec
-from .arrow_cast import cast_batch
-from .arrow_data import as_batches
-from .arrow_types import as_row_type, to_arrow_schema
-from .atomic import AtomicOutput, AtomicWriter
+from .. import _rowcodec
+from ..arrow_cast import cast_batch
+from ..arrow_data import as_batches
+from ..arrow_types import as_row_type, to_arrow_schema
+from ..atomic import AtomicOutput, AtomicWriter
 from .block_index import BlockIndex
-from .errors import ValueConversionError
+from ..errors import ValueConversionError
 from .footer import Footer
 from .java_frames import JavaFrameCompressor
-from .types import RowType
+from ..types import RowType
 
 DEFAULT_BLOCK_SIZE = 65536
 ENCODE_SLICE_ROWS = 8192

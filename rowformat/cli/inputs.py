@@ -37,7 +37,7 @@ def open_input_table(path: str, fmt: str, schema, batch_size: int,
     """``path`` in the format ``fmt``, read as ``schema`` (``--schema``, None
     for none), in batches of about ``batch_size`` rows."""
     if fmt == "row":
-        from ..reader import RowFileReader
+        from ..row.reader import RowFileReader
         if schema is None:
             raise UsageError(f"{path}: a .row file stores no schema: give --schema")
         r = RowFileReader(path, schema, threads=threads)

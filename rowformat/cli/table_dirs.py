@@ -6,7 +6,7 @@ snapshot or ``--snapshot N``. The table is opened with pypaimon
 * ``inspect`` lists the snapshot's data files from pypaimon's scan plan
   (path, partition, bucket, level, schema id, rows, bytes) and the table's
   facts (snapshot, schema, keys, ``file.format``);
-* ``verify`` runs :func:`rowformat.verify.verify` on every ``.row`` data
+* ``verify`` runs :func:`rowformat.row.verify.verify` on every ``.row`` data
   file against the fields the file was written with (its schema id; for a
   primary-key table the ``_KEY_*`` fields, ``_SEQUENCE_NUMBER`` and
   ``_VALUE_KIND`` first, as pypaimon's ``split_read`` reads them). Data
@@ -119,7 +119,7 @@ def verify_data_file(table, d) -> tuple[Any, list]:
     all; its problems): ``verify`` of the file against its schema, and the
     manifest's row count and size against the file's."""
     from ..paimon.tables import file_schema
-    from ..verify import Problem, verify
+    from ..row.verify import Problem, verify
     try:
         report = verify(d.path, file_schema(table, d.meta))
         size = os.path.getsize(d.path)

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from .decode_pool import shared_pool
-from .errors import RowDecodeError, RowIndexError, RowMemoryError
+from ..errors import RowDecodeError, RowIndexError, RowMemoryError
 
 # (readers are RowFileReaders: not imported, as reader.py imports this module)
 

@@ -1,4 +1,4 @@
-"""rowformat.verify: checks a whole ``.row`` file and reports every problem.
+"""rowformat.row.verify: checks a whole ``.row`` file and reports every problem.
 
 ``verify(path, schema)`` reads the footer and the block index, checks
 Paimon's index invariants one by one, then every block: that it can be read,
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import zstandard
 
-from . import _rowcodec
-from .arrow_types import as_row_type, to_arrow_schema
+from .. import _rowcodec
+from ..arrow_types import as_row_type, to_arrow_schema
 from .block_index import BlockIndex
-from .errors import CorruptFileError, LimitExceededError, RowDecodeError
+from ..errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import Footer, read_footer
 from .reader import DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MAX_ROW_SIZE, decompress_frame
-from .source import Source
+from ..source import Source
 
 __all__ = ["verify", "VerifyReport", "Problem"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .errors import CorruptFileError
+from ..errors import CorruptFileError
 
 FOOTER_SIZE = 32
 TAIL_READ = 64 * 1024          # Paimon reads this much of the tail at open

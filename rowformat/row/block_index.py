@@ -7,8 +7,8 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from . import _blockindex
-from .errors import CorruptFileError, LimitExceededError
+from .. import _blockindex
+from ..errors import CorruptFileError, LimitExceededError
 from .footer import Footer, read_footer
 
 

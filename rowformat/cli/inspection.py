@@ -23,7 +23,7 @@ def _stats(values) -> dict | None:
 def inspect_file(path: str, *, blocks: bool = False) -> dict:
     """The facts ``rowformat inspect`` prints, as a dict."""
     import numpy as np
-    from ..reader import read_metadata
+    from ..row.reader import read_metadata
     meta = read_metadata(path)
     f, ix = meta.footer, meta.block_index
     comp, uncomp = ix.compressed_sizes, ix.uncompressed_sizes
@@ -52,7 +52,7 @@ def inspect_file(path: str, *, blocks: bool = False) -> dict:
 
 
 def cmd_inspect(args, out: IO[str]) -> int:
-    from . import paimon_tables as pt
+    from . import table_dirs as pt
     if pt.is_table_dir(args.file):
         return pt.cmd_inspect_table(args, out)
     pt.reject_snapshot(args)
@@ -92,11 +92,11 @@ def cmd_inspect(args, out: IO[str]) -> int:
 
 
 def cmd_verify(args, out: IO[str]) -> int:
-    from . import paimon_tables as pt
+    from . import table_dirs as pt
     if pt.is_table_dir(args.file):
         return pt.cmd_verify_table(args, out)
     pt.reject_snapshot(args)
-    from ..verify import verify
+    from ..row.verify import verify
     report = verify(args.file, require_schema(args))
     problems = report.problems
     ok = report.ok
