@@ -381,20 +381,21 @@ def test_take_equals_read(rows_file):
 def test_lookup_resumes_the_prefix(rows_file):
     """A lookup early in a block decompresses part of it; a later row of the
     same block continues from there; a row past PREFIX_SHARE takes the whole
-    block, which replaces the prefix in the cache."""
+    block, which replaces the prefix (kept apart from the whole blocks)."""
     path, rows, _ = rows_file
     with RowFileReader(path, SCHEMA, prefix_lookups=True) as r:
         n = r._blocks[3][3]
         start = r._starts_list[3]
         assert r.get(start) == rows[start]
-        prefix = r._cache.get(~3)
+        prefix = r._prefixes.get(3)
+        assert 3 not in r._cache
         first = prefix.produced
         assert 0 < first < r._blocks[3][2]
         mid = int(n * PREFIX_SHARE) - 1
         assert r.get(start + mid) == rows[start + mid]
-        assert r._cache.get(~3) is prefix and prefix.produced > first
+        assert r._prefixes.get(3) is prefix and prefix.produced > first
         assert r.get(start + n - 1) == rows[start + n - 1]
-        assert ~3 not in r._cache and 3 in r._cache
+        assert 3 not in r._prefixes and 3 in r._cache
 
 
 def test_java_written_file(fixture_path):
@@ -464,7 +465,7 @@ def test_off_by_default(rows_file):
     with RowFileReader(path, SCHEMA) as r:
         assert not r.prefix_lookups
         assert r.get(3) == rows[3]
-        assert ~0 not in r._cache and 0 in r._cache
+        assert 0 not in r._prefixes and 0 in r._cache
 
 
 def test_bytesio_source(rows_file):

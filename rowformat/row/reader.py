@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -84,6 +84,28 @@ def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> 
     if len(data) != usize:
         raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
     return data
+
+
+class Run(NamedTuple):
+    """Rows of one block, in the order to decode them: the local rows
+    ``start`` to ``stop`` of the block (``rows`` None), or the local row
+    numbers ``rows[start:stop]``. Read, take, iter_batches and the prefix
+    path all walk a file's rows as runs."""
+    block: int
+    rows: np.ndarray | None
+    start: int
+    stop: int
+
+    @property
+    def last(self) -> int:
+        """The highest local row the run needs."""
+        return self.stop - 1 if self.rows is None else int(self.rows[self.start:self.stop].max())
+
+    def decode(self, dec, block, reserve=None) -> None:
+        if self.rows is None:
+            dec.decode(block, None, self.start, self.stop, reserve)
+        else:
+            dec.decode(block, self.rows[self.start:self.stop], reserve=reserve)
 
 
 @dataclass(frozen=True)
@@ -158,6 +180,9 @@ class RowFileReader:
             self._source.close()
             raise
         self._cache = BlockCache(cache_bytes)
+        # prefix_lookups' partly decompressed blocks (resumed by the next
+        # lookup in the block), apart from the whole blocks, in the same budget
+        self._prefixes = BlockCache(cache_bytes)
         self._local = threading.local()     # per thread: a decompressor, decoders
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._inflight: set = set()        # this reader's tasks on the shared pool
@@ -211,8 +236,8 @@ class RowFileReader:
 
     def _keep(self, b: int, block) -> None:
         self._cache.put(b, block, block.nbytes)
-        if ~b in self._cache:       # a lookup's prefix of it is no longer needed
-            self._cache.pop(~b)
+        if b in self._prefixes:     # a lookup's prefix of it is no longer needed
+            self._prefixes.pop(b)
 
     def _decompressed(self, b: int) -> "_rowcodec.Block":
         """Block ``b`` read, decompressed and checked (not through the cache)."""
@@ -235,34 +260,35 @@ class RowFileReader:
                                    f"index says {rows}")
         return block
 
-    def _rows_block(self, b: int, local) -> "_rowcodec.Block":
-        """block(b), or, with prefix_lookups, when the rows ``local`` (a local
-        row number or an array of them) all sit early in an uncached block,
-        the block's prefix decompressed up to them (kept in the cache under
-        ``~b``, so that the next lookup in the block resumes it)."""
+    def _rows_block(self, b: int, last: int) -> "_rowcodec.Block":
+        """block(b), or, with prefix_lookups, when the rows needed (up to the
+        local row ``last``) sit early in an uncached block, the block's
+        prefix decompressed up to them (kept among the prefixes, so that the
+        next lookup in the block resumes it)."""
         if not self.prefix_lookups:
             return self.block(b)
         offset, size, usize, rows = self._blocks[b]
-        last = local if type(local) is int else int(local.max())
         if last >= rows * PREFIX_SHARE:
             return self.block(b)
         block = self._cache.get(b)
         if block is not None:
             return block
-        prefix = self._cache.get(~b)
+        prefix = self._prefixes.get(b)
         if prefix is None:
             prefix = _rowcodec.PrefixBlock(self._source.frame(offset, size), usize, rows)
             self.decompressions += 1
-            self._cache.put(~b, prefix, prefix.nbytes)
+            self._prefixes.put(b, prefix, prefix.nbytes)
         block = prefix.rows(self._decoder(None), last)
         if block is None:       # a frame left to libzstd, or a corrupt one: it says why
-            self._cache.pop(~b)
+            self._prefixes.pop(b)
             return self.block(b)
         return block
 
     def clear_cache(self) -> None:
-        """Empties the block cache (its hits and misses counts stay)."""
+        """Empties the block cache and the lookups' prefixes (the hits and
+        misses counts stay)."""
         self._cache.clear()
+        self._prefixes.clear()
 
     def _submit(self, unit, positions):
         """_decode_unit on the shared pool, tracked so that close() can wait."""
@@ -349,9 +375,9 @@ class RowFileReader:
             yield self.get(i)
 
     # -- rows as Arrow ------------------------------------------------------
-    def _segments(self, rows: np.ndarray | range) -> Iterator[tuple[int, np.ndarray | None, int, int]]:
-        """(block, local rows or None, start, stop) per touched block, in order:
-        a sorted row array gives local row arrays, a range gives spans."""
+    def _runs(self, rows: np.ndarray | range) -> Iterator[Run]:
+        """The runs of ``rows`` (sorted row numbers, or a step-1 range), in
+        order: a range gives spans, an array its local row numbers."""
         if isinstance(rows, range):
             lo, hi = rows.start, rows.stop
             if lo >= hi:
@@ -359,7 +385,7 @@ class RowFileReader:
             first, last = (int(x) for x in self._block_of(np.array([lo, hi - 1])))
             for b in range(first, last + 1):
                 base = int(self._starts[b])
-                yield b, None, max(lo - base, 0), min(hi, int(self._ends[b])) - base
+                yield Run(b, None, max(lo - base, 0), min(hi, int(self._ends[b])) - base)
             return
         if not len(rows):
             return
@@ -367,7 +393,7 @@ class RowFileReader:
         cuts = np.flatnonzero(np.diff(ids)) + 1
         for group in np.split(rows, cuts):
             b = int(self._block_of(group[:1])[0])
-            yield b, np.ascontiguousarray(group - self._starts[b]), 0, len(group)
+            yield Run(b, np.ascontiguousarray(group - self._starts[b]), 0, len(group))
 
     def row_bytes(self, b: int) -> int:
         """Block ``b``'s uncompressed bytes per row (rounded up): what a
@@ -377,7 +403,7 @@ class RowFileReader:
 
     def _units(self, rows, batch_size: int, max_blocks: int | None = None,
                max_bytes: int | None = None) -> Iterator[list]:
-        """The segments cut into units of exactly batch_size rows (the last may
+        """The runs cut into units of exactly batch_size rows (the last may
         be shorter); one unit becomes one batch. With ``max_blocks``, a unit
         also ends after that many blocks, so sparse selections spread over
         the pool (batch sizes then vary: only read() and take() ask for it).
@@ -385,13 +411,14 @@ class RowFileReader:
         (:meth:`row_bytes`) pass it, holding one row at least."""
         unit, size, nbytes = [], 0, 0
         budget = max_bytes or 0
-        for b, local, start, stop in self._segments(rows):
-            per_row = self.row_bytes(b) if budget else 0
+        for run in self._runs(rows):
+            per_row = self.row_bytes(run.block) if budget else 0
+            start, stop = run.start, run.stop
             while start < stop:
                 take = min(stop - start, batch_size - size)
                 if per_row:
                     take = max(1, min(take, (budget - nbytes) // per_row))
-                unit.append((b, local, start, start + take))
+                unit.append(run._replace(start=start, stop=start + take))
                 size += take
                 nbytes += take * per_row
                 start += take
@@ -403,20 +430,16 @@ class RowFileReader:
             yield unit
 
     def _decode_unit(self, unit, positions) -> pa.RecordBatch:
-        """Reads, decompresses and decodes one unit (its segments and the
-        call's placeholder reserve); runs on a pool thread with its own
-        decoder (the GIL is released in ZSTD and the decoder)."""
-        segments, reserve = unit
+        """Reads, decompresses and decodes one unit (its runs and the call's
+        placeholder reserve); runs on a pool thread with its own decoder (the
+        GIL is released in ZSTD and the decoder)."""
+        runs, reserve = unit
         dec = self._decoder(positions)
-        for b, local, start, stop in segments:
-            block = self.block(b, cache=False)
+        for run in runs:
             try:
-                if local is None:
-                    dec.decode(block, None, start, stop, reserve)
-                else:
-                    dec.decode(block, local[start:stop], reserve=reserve)
+                run.decode(dec, self.block(run.block, cache=False), reserve)
             except (RowDecodeError, RowMemoryError) as e:
-                raise self._decode_error(b, e) from None
+                raise self._decode_error(run.block, e) from None
         return dec.finish()
 
     def _result(self, future) -> pa.RecordBatch:
@@ -438,7 +461,7 @@ class RowFileReader:
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         reserve = _rowcodec.Reserve(self.max_row_size)
-        units = ((segments, reserve) for segments in
+        units = ((runs, reserve) for runs in
                  self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
                              max_blocks, max_bytes))
         ahead = self.threads if ahead is None else ahead
@@ -618,28 +641,28 @@ class RowFileReader:
                 got.append((k, block))
         return got
 
-    def _list_runs(self, rows: list) -> list:
-        """(block, local row numbers) for each run of ``rows`` in one block, in
-        order; a run of one row is its local row number (an int)."""
+    def _list_runs(self, rows: list) -> list[Run]:
+        """The runs of ``rows`` (a short list, any order), located with bisect."""
         starts = self._starts_list
         if len(rows) == 1:              # a lookup
             b = bisect.bisect_right(starts, rows[0]) - 1
-            return [(b, rows[0] - starts[b])]
-        runs: list = []
+            local = rows[0] - starts[b]
+            return [Run(b, None, local, local + 1)]
+        runs: list[Run] = []
         run: list = []
         b = -1
         for i in rows:
             nb = bisect.bisect_right(starts, i) - 1
             if nb != b and run:
-                runs.append((b, run[0] if len(run) == 1 else np.array(run, np.int64)))
+                runs.append(Run(b, np.array(run, np.int64), 0, len(run)))
                 run = []
             b = nb
             run.append(i - starts[b])
         if run:
-            runs.append((b, run[0] if len(run) == 1 else np.array(run, np.int64)))
+            runs.append(Run(b, np.array(run, np.int64), 0, len(run)))
         return runs
 
-    def _inline_runs(self, rows: np.ndarray) -> list | None:
+    def _inline_runs(self, rows: np.ndarray) -> list[Run] | None:
         """The runs of ``rows`` (as _list_runs) when take() should decode them
         in this thread (INLINE_ROWS, INLINE_COLD), else None."""
         if len(rows) > INLINE_ROWS:
@@ -653,20 +676,18 @@ class RowFileReader:
         if cold > INLINE_COLD and self.threads > 1:
             return None
         local = rows - self._starts[blocks]
-        return [(b, local[lo:hi]) for b, lo, hi in zip(heads, bounds, bounds[1:])]
+        return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
-    def _take_inline(self, runs: list, positions) -> pa.Table:
+    def _take_inline(self, runs: list[Run], positions) -> pa.Table:
         """take() in this thread, run by run, through the block cache."""
         dec = self._decoder(positions)
-        for b, local in runs:
+        for run in runs:
             try:
-                block = self._rows_block(b, local)
-                if type(local) is int:  # a span: no array to pass
-                    dec.decode(block, None, local, local + 1)
-                else:
-                    dec.decode(block, local)
+                block = self._rows_block(run.block, run.last) if self.prefix_lookups \
+                    else self.block(run.block)
+                run.decode(dec, block)
             except (RowDecodeError, RowMemoryError) as e:
-                raise self._decode_error(b, e) from None
+                raise self._decode_error(run.block, e) from None
         return pa.Table.from_batches([dec.finish()])
 
     # -- lifetime -------------------------------------------------------------
