@@ -83,9 +83,24 @@ def cast_array(col, field: pa.Field, *, first_row: int = 0, type_name: object = 
             lo = mid
         except (pa.ArrowException, TypeError, ValueError):
             hi = mid
-    value = col[lo].as_py() if len(col) else None
-    raise ValueConversionError(f"column {field.name!r}, row {first_row + lo}: {value!r} "
-                               f"({col.type}) does not fit {shown}: {error}") from None
+    raise ValueConversionError(f"column {field.name!r}, row {first_row + lo}: "
+                               f"{_value_text(col, lo)} ({col.type}) does not fit {shown}: "
+                               f"{error}") from None
+
+
+def _value_text(col: pa.Array, i: int) -> str:
+    """Row ``i``'s value for a message: its Python repr, or pyarrow's text
+    where it has no Python value (a nanosecond timestamp without pandas)."""
+    if not len(col):
+        return "None"
+    try:
+        return repr(col[i].as_py())
+    except (ValueError, OverflowError, pa.ArrowException):
+        pass
+    try:        # (a scalar's own str() goes through as_py too)
+        return str(col.slice(i, 1).cast(pa.string())[0].as_py())
+    except (ValueError, TypeError, pa.ArrowException):
+        return f"a {col.type} value"
 
 
 def _truncated(col: pa.Array, target: pa.DataType) -> pa.Array:

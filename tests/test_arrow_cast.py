@@ -72,3 +72,14 @@ def test_truncate_floors_times_to_the_coarser_unit():
     t = pa.array([3_000_000_123], pa.time64("ns"))
     assert cast_array(t, pa.field("t", pa.time32("ms")), truncate=True).to_pylist() == [
         datetime.time(0, 0, 3)]
+
+
+def test_a_value_without_a_python_form_is_still_shown():
+    # without pandas, pyarrow has no Python value for a nanosecond timestamp past
+    # microseconds: the message shows Arrow's text of it
+    from rowformat.arrow_cast import _value_text
+    col = pa.array([-1], pa.timestamp("ns"))
+    assert _value_text(col.cast(pa.int64()), 0) == "-1"
+    assert _value_text(pa.array([], pa.int64()), 0) == "None"
+    text = _value_text(col, 0)
+    assert "1969-12-31 23:59:59.999999999" in text
