@@ -109,8 +109,7 @@ def _truncated(col: pa.Array, target: pa.DataType) -> pa.Array:
     source = col.type
     if ((pa.types.is_timestamp(source) and pa.types.is_timestamp(target))
             or (pa.types.is_time(source) and pa.types.is_time(target))):
-        ratio = _UNIT_NANOS[target.unit] // _UNIT_NANOS[source.unit] if \
-            _UNIT_NANOS[target.unit] > _UNIT_NANOS[source.unit] else 1
+        ratio = _UNIT_NANOS[target.unit] // _UNIT_NANOS[source.unit]   # 0 to a finer unit
         if ratio > 1:
             ints = col.cast(pa.int64())
             floored = floor_divide(ints, ratio)

@@ -19,7 +19,7 @@ PAGES = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))] 
 pytestmark = pytest.mark.source_tree        # the pages are not in a wheel's test directory
 BLOCK = re.compile(r"^```(python|pycon)\n(.*?)^```$", re.M | re.S)
 # what a page's code may need beyond the test extras, by the module it imports
-OPTIONAL = {"pyspark": "pyspark", "torch": "torch", "pypaimon": "pypaimon"}
+OPTIONAL = ("pyspark", "torch", "pypaimon")
 
 
 def blocks(page: pathlib.Path, kind: str) -> list[str]:
@@ -38,9 +38,9 @@ def test_the_pages_hold_code_to_run():
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_python_blocks_run(page, tmp_path):
     code = "\n".join(blocks(page, "python"))
-    for module, requirement in OPTIONAL.items():
+    for module in OPTIONAL:
         if re.search(rf"^\s*(import|from) {module}\b", code, re.M):
-            pytest.importorskip(module, reason=f"{page.name}'s code needs {requirement}")
+            pytest.importorskip(module, reason=f"{page.name}'s code needs {module}")
     env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
