@@ -1,8 +1,13 @@
 """Optional test dependencies that some interpreters cannot install, skipped
 with a reason that says why."""
+import os
 import sys
 
 import pytest
+
+# scripts/sanitize.sh preloads libasan: tests whose memory limits or
+# measurements ASan's shadow memory breaks skip under it
+ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 def importorskip_pypaimon():

@@ -8,7 +8,6 @@ regression fails fast (out of memory, or a peak RSS over the bound) instead
 of eating the machine's memory."""
 import io
 import json
-import os
 import pathlib
 import struct
 import subprocess
@@ -17,6 +16,8 @@ import textwrap
 
 import numpy as np
 import pytest
+
+from tests._deps import ASAN
 import zstandard
 
 from rowformat import LimitExceededError, RowFileReader, RowFileWriter, schema, verify
@@ -29,7 +30,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MiB = 1 << 20
 # Under the sanitizer build (scripts/sanitize.sh) ASan reserves terabytes of
 # shadow address space and keeps freed memory in quarantine: no cap, no RSS bound.
-ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 CAP = None if ASAN else 1 << 30
 PEAK_MIB = 400          # a regression asked for 0.9 to 8.6 GB
 

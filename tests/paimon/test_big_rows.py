@@ -11,6 +11,8 @@ import sys
 import pyarrow as pa
 import pytest
 
+from tests._deps import ASAN
+
 from rowformat import RowFileWriter, schema
 from rowformat.paimon import tables as tb
 
@@ -21,7 +23,6 @@ BIG = 16 << 20
 CAP = 768 << 20         # address space beyond the child's after its imports
 # ASan (scripts/sanitize.sh preloads it) reserves terabytes of address space
 # for its shadow memory: no address-space cap can hold it
-ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 CHILD = r"""
 import json, os, resource, sys

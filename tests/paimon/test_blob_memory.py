@@ -10,6 +10,8 @@ import sys
 import pyarrow as pa
 import pytest
 
+from tests._deps import ASAN
+
 import rowformat.paimon as rp
 
 from ._tables import blob_accelerated
@@ -19,7 +21,6 @@ pytestmark = blob_accelerated
 
 MIB = 1 << 20
 BLOB_MIB = 64
-ASAN = bool(os.environ.get("ROWFORMAT_ASAN"))
 
 READ = """
 import json, sys
