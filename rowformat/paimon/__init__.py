@@ -186,16 +186,9 @@ def status() -> AccelerationStatus:
             except PaimonIntegrationError as e:
                 reason = str(e)
         return AccelerationStatus(
-            accelerated=_applied is not None, pypaimon=_pypaimon_version(),
+            accelerated=_applied is not None, pypaimon=_patches.pypaimon_version(),
             patched=tuple(p.point.name for p in plan.patches) if plan is not None else (),
             skipped=dict(plan.skipped) if plan is not None else {},
             reason=reason, files_opened=_reader.files_opened())
 
-
-def _pypaimon_version() -> Optional[str]:
-    import importlib.metadata
-    try:
-        return importlib.metadata.version("pypaimon")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 

@@ -185,9 +185,8 @@ def _params(fn: Any) -> tuple:
 _version_seen: Optional[tuple[Any, str]] = None
 
 
-def installed_version() -> str:
-    """pypaimon's version; :class:`PaimonIntegrationError` when it is not
-    installed or not a tested version."""
+def pypaimon_version() -> Optional[str]:
+    """pypaimon's installed version, None when it is not installed."""
     global _version_seen
     lookup = importlib.metadata.version
     seen = _version_seen
@@ -195,10 +194,18 @@ def installed_version() -> str:
         try:
             seen = _version_seen = (lookup, lookup("pypaimon"))
         except importlib.metadata.PackageNotFoundError:
-            raise PaimonIntegrationError(
-                "pypaimon is not installed: pip install 'rowformat[paimon]' (tested with "
-                f"pypaimon {', '.join(sorted(TESTED_VERSIONS))})") from None
-    version = seen[1]
+            return None
+    return seen[1]
+
+
+def installed_version() -> str:
+    """pypaimon's version; :class:`PaimonIntegrationError` when it is not
+    installed or not a tested version."""
+    version = pypaimon_version()
+    if version is None:
+        raise PaimonIntegrationError(
+            "pypaimon is not installed: pip install 'rowformat[paimon]' (tested with "
+            f"pypaimon {', '.join(sorted(TESTED_VERSIONS))})")
     if version not in TESTED_VERSIONS:
         raise PaimonIntegrationError(
             f"pypaimon {version} is not a version rowformat.paimon was tested with "
