@@ -615,31 +615,66 @@ class RowFileReader:
 
     def _fetch(self, share: list) -> list:
         """(k, block) for the (cost, k, block number, last row or -1) of one
-        thread's share of touched_blocks()."""
-        got: list = []
-        early = [(k, b, last) for _, k, b, last in share if last >= 0]
-        if early:
-            meta = [self._blocks[b] for _, b, _ in early]
-            frames = [self._source.frame(offset, size) for offset, size, _, _ in meta]
-            job = _rowcodec.BlockPrefixes(
-                frames, np.array([m[2] for m in meta], np.int64),
-                np.array([m[3] for m in meta], np.int64),
-                np.array([last for _, _, last in early], np.int64))
+        thread's share of touched_blocks(): every block in one BlockPrefixes
+        job (with a local path: each frame read with pread in C; mapped:
+        views of the mapping; else read here), so no Python work per block.
+        A block the job leaves (a frame rf_zstd.h does not decode, a
+        corrupt one) is decompressed as usual, which names any error."""
+        if not share:
+            return []
+        blocks = [b for _, _, b, _ in share]
+        meta = [self._blocks[b] for b in blocks]
+        usizes = np.array([m[2] for m in meta], np.int64)
+        rows = np.array([m[3] for m in meta], np.int64)
+        lasts = np.array([last for _, _, _, last in share], np.int64)
+        source = self._source
+        fd = source.c_reads()
+        frames = None
+        if fd is None:
+            frames = [source.frame(offset, size) for offset, size, _, _ in meta]
+            job = _rowcodec.BlockPrefixes(frames, usizes, rows, lasts)
             job.run(self._decoder(None))
-            got.extend((k, block) for (k, _, _), block in zip(early, job.blocks()))
-            del job                         # (it holds views of the frames)
-            for frame in frames:
-                if type(frame) is memoryview:
-                    frame.release()
-        redo = {k for k, block in got if block is None}   # left to libzstd
-        got = [(k, block) for k, block in got if block is not None]
-        for _, k, b, last in share:
-            if last < 0 or k in redo:
-                block = self._decompressed(b)
-                if self._cache.budget:
+        else:
+            job = _rowcodec.BlockPrefixes(
+                None, usizes, rows, lasts, fd, np.array([m[0] for m in meta], np.int64),
+                np.array([m[1] for m in meta], np.int64))
+            source._enter()             # close() waits for the reads in C
+            try:
+                job.run(self._decoder(None))
+            finally:
+                source._leave()
+        self.decompressions += len(share)
+        got: list = []
+        cache = self._cache.budget
+        for j, ((_, k, b, last), block) in enumerate(zip(share, job.blocks())):
+            if block is not None and last < 0:
+                if block.num_rows != meta[j][3]:
+                    block = None        # the usual path names the error
+                elif cache:
                     self._keep(b, block)
-                got.append((k, block))
+            if block is None:
+                failed = job.read_error(j) if fd is not None else None
+                if failed is not None:
+                    self._read_failed(b, *failed)
+                block = self._decompressed(b)
+                if cache:
+                    self._keep(b, block)
+            got.append((k, block))
+        del job                         # (it holds views of the frames)
+        for frame in frames or ():
+            if type(frame) is memoryview:
+                frame.release()
         return got
+
+    def _read_failed(self, b: int, err: int, got: int):
+        """Raises the error of block ``b``'s read in C: errno ``err``, or
+        (0) the file ended ``got`` bytes into the frame."""
+        offset, size, _, _ = self._blocks[b]
+        if err:
+            raise OSError(err, f"{self.name}: block {b}: reading {size} bytes at offset "
+                               f"{offset}: {os.strerror(err)}")
+        raise CorruptFileError(f"{self.name}: block {b}: read {got} of {size} bytes at offset "
+                               f"{offset}: the file is truncated")
 
     def _list_runs(self, rows: list) -> list[Run]:
         """The runs of ``rows`` (a short list, any order), located with bisect."""
