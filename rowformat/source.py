@@ -170,8 +170,10 @@ class Source:
         return self._fd if self._view is None and _HAS_PREAD else None
 
     def _truncated(self, offset: int, length: int, got: int):
-        raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
-                               f"offset {offset}: the file is truncated")
+        e = CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
+                             f"offset {offset}: the file is truncated")
+        e.got = got     # type: ignore[attr-defined]  (a reader names the block with it)
+        raise e
 
     def close(self):
         """Waits for reads in flight, then frees the file. Later reads raise

@@ -246,7 +246,13 @@ class RowFileReader:
             d = self._local.decompressor
         except AttributeError:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
-        frame = self._source.frame(offset, size)
+        try:
+            frame = self._source.frame(offset, size)
+        except CorruptFileError as e:       # the file ends inside the block: name it
+            got = getattr(e, "got", None)
+            if got is None:
+                raise
+            self._read_failed(b, 0, got)
         self.decompressions += 1
         try:
             block = _rowcodec.Block(decompress_frame(d, frame, usize))
