@@ -606,75 +606,29 @@ class RowFileReader:
         ``lasts``: see the module's touched_blocks()."""
         return touched_blocks([Wanted(self, blocks, lasts)])[0]
 
-    def _work(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> list:
-        """Fills ``out`` with the cached blocks; (cost, k, block, last or -1)
-        for each other one (a prefix costs about its share of a whole block,
-        the walk included)."""
-        work = []
-        for k, (b, last) in enumerate(zip(blocks.tolist(), np.asarray(lasts).tolist())):
-            out[k] = self._cache.get(b)
-            if out[k] is None:
-                rows = self._blocks[b][3]
-                early = self.prefix_lookups and last < rows * PREFIX_SHARE
-                work.append((last / rows if early else 1.0, k, b, last if early else -1))
-        return work
-
-    def _fetch(self, share: list) -> list:
-        """(k, block) for the (cost, k, block number, last row or -1) of one
-        thread's share of touched_blocks(): every block in one BlockPrefixes
-        job (with a local path: each frame read with pread in C; mapped:
-        views of the mapping; else read here), so no Python work per block.
-        A block the job leaves (a frame rf_zstd.h does not decode, a
-        corrupt one) is decompressed as usual, which names any error."""
-        if not share:
-            return []
-        blocks = [b for _, _, b, _ in share]
-        meta = [self._blocks[b] for b in blocks]
-        usizes = np.array([m[2] for m in meta], np.int64)
-        rows = np.array([m[3] for m in meta], np.int64)
-        lasts = np.array([last for _, _, _, last in share], np.int64)
-        source = self._source
-        fd = source.c_reads()
-        frames = None
-        if fd is None:
-            frames = [source.frame(offset, size) for offset, size, _, _ in meta]
-            job = _rowcodec.BlockPrefixes(frames, usizes, rows, lasts)
-            job.run(self._decoder(None))
+    def _job(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> "_Job | None":
+        """Fills ``out`` with the cached blocks of ``blocks`` (distinct); the
+        others, as one job for touched_blocks()' threads (None if none)."""
+        cache = self._cache
+        if cache.budget:
+            ks = []
+            for k, b in enumerate(blocks.tolist()):
+                out[k] = cache.get(b)
+                if out[k] is None:
+                    ks.append(k)
+            if not ks:
+                return None
+            miss = np.array(ks, np.int64)
         else:
-            job = _rowcodec.BlockPrefixes(
-                None, usizes, rows, lasts, fd, np.array([m[0] for m in meta], np.int64),
-                np.array([m[1] for m in meta], np.int64))
-            source._enter()             # close() waits for the reads in C
-            try:
-                job.run(self._decoder(None))
-            finally:
-                source._leave()
-        self.decompressions += len(share)
-        got: list = []
-        cache = self._cache.budget
-        for j, ((_, k, b, last), block) in enumerate(zip(share, job.blocks())):
-            if block is not None and last < 0:
-                if block.num_rows != meta[j][3]:
-                    block = None        # the usual path names the error
-                elif cache:
-                    self._keep(b, block)
-            if block is None:
-                failed = job.read_error(j) if fd is not None else None
-                if failed is not None:
-                    self._read_failed(b, *failed)
-                block = self._decompressed(b)
-                if cache:
-                    self._keep(b, block)
-            got.append((k, block))
-        del job                         # (it holds views of the frames)
-        for frame in frames or ():
-            if type(frame) is memoryview:
-                frame.release()
-        return got
+            if not len(blocks):
+                return None
+            miss = np.arange(len(blocks))
+        return _Job(self, out, miss, np.asarray(blocks, np.int64)[miss],
+                    np.asarray(lasts, np.int64)[miss])
 
     def _read_failed(self, b: int, err: int, got: int):
-        """Raises the error of block ``b``'s read in C: errno ``err``, or
-        (0) the file ended ``got`` bytes into the frame."""
+        """Raises the error of block ``b``'s read: errno ``err``, or (0) the
+        file ended ``got`` bytes into the frame."""
         offset, size, _, _ = self._blocks[b]
         if err:
             raise OSError(err, f"{self.name}: block {b}: reading {size} bytes at offset "
@@ -749,3 +703,87 @@ class RowFileReader:
     def __exit__(self, *exc):
         self.close()
 
+
+
+class _Job:
+    """One reader's uncached blocks of a touched_blocks() call: each whole
+    (cached afterwards), or with prefix_lookups, a block whose last wanted
+    row is in its first PREFIX_SHARE of rows only up to that row. One
+    BlockPrefixes job (with a local path, each frame read with pread in C;
+    mapped, views of the mapping; else read here first), which every
+    thread of the call runs (run()), taking blocks off one counter, the
+    costliest first, so the threads finish together; then collect() in the
+    caller. No Python work per block: a block the job leaves (a frame
+    rf_zstd.h does not decode, a corrupt one, a failed read) is read and
+    decompressed as usual, which names any error."""
+    __slots__ = ("reader", "out", "ks", "blocks", "lasts", "fd", "frames", "job")
+
+    def __init__(self, reader: RowFileReader, out: list, ks: np.ndarray, blocks: np.ndarray,
+                 lasts: np.ndarray):
+        index = reader.block_index
+        rows = reader._ends[blocks] - reader._starts[blocks]
+        if reader.prefix_lookups:
+            early = lasts < rows * PREFIX_SHARE
+            # a prefix costs about its share of a whole block, the walk included
+            order = np.argsort(np.where(early, lasts / rows, 1.0), kind="stable")[::-1]
+            lasts = np.where(early, lasts, -1)
+        else:
+            order = slice(None)
+            lasts = np.full(len(blocks), -1, np.int64)
+        self.reader, self.out = reader, out
+        self.ks, self.blocks, self.lasts = ks[order], blocks[order], lasts[order]
+        rows = np.ascontiguousarray(rows[order], np.int64)
+        blocks = self.blocks
+        usizes = np.ascontiguousarray(index.uncompressed_sizes[blocks], np.int64)
+        offsets = np.ascontiguousarray(reader._offsets[blocks], np.int64)
+        sizes = np.ascontiguousarray(index.compressed_sizes[blocks], np.int64)
+        source = reader._source
+        self.fd = source.c_reads()
+        self.frames = None
+        if self.fd is None:
+            self.frames = [source.frame(o, n) for o, n in zip(offsets.tolist(), sizes.tolist())]
+            self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts)
+        else:
+            self.job = _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd,
+                                               offsets, sizes)
+        reader.decompressions += len(blocks)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def run(self) -> None:
+        """Works on the job's blocks until none is left (any thread)."""
+        r = self.reader
+        if self.fd is None:
+            self.job.run(r._decoder(None))
+            return
+        r._source._enter()              # close() waits for the reads in C
+        try:
+            self.job.run(r._decoder(None))
+        finally:
+            r._source._leave()
+
+    def collect(self) -> None:
+        """Puts the blocks in ``out`` (after every run() has returned)."""
+        r, out, job = self.reader, self.out, self.job
+        cache = r._cache.budget
+        expect = r._blocks
+        for j, (k, b, last, block) in enumerate(zip(self.ks.tolist(), self.blocks.tolist(),
+                                                    self.lasts.tolist(), job.blocks())):
+            if block is not None and last < 0:
+                if block.num_rows != expect[b][3]:
+                    block = None        # the usual path names the error
+                elif cache:
+                    r._keep(b, block)
+            if block is None:
+                failed = job.read_error(j) if self.fd is not None else None
+                if failed is not None:
+                    r._read_failed(b, *failed)
+                block = r._decompressed(b)
+                if cache:
+                    r._keep(b, block)
+            out[k] = block
+        self.job = job = None           # (it holds views of the frames)
+        for frame in self.frames or ():
+            if type(frame) is memoryview:
+                frame.release()
