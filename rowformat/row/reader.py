@@ -667,9 +667,13 @@ class RowFileReader:
         blocks = self._block_of(rows)
         bounds = [0, *(np.flatnonzero(blocks[1:] != blocks[:-1]) + 1).tolist(), len(rows)]
         heads = blocks[bounds[:-1]].tolist()
-        cold = sum(1 for b in set(heads) if b not in self._cache)
-        if cold > INLINE_COLD and self.threads > 1:
-            return None
+        if self.threads > 1 and len(heads) > INLINE_COLD:
+            cache, cold = self._cache, 0
+            for b in set(heads):
+                if b not in cache:
+                    cold += 1
+                    if cold > INLINE_COLD:
+                        return None
         local = rows - self._starts[blocks]
         return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
@@ -766,21 +770,19 @@ class _Job:
     def collect(self) -> None:
         """Puts the blocks in ``out`` (after every run() has returned)."""
         r, out, job = self.reader, self.out, self.job
-        cache = r._cache.budget
-        expect = r._blocks
-        for j, (k, b, last, block) in enumerate(zip(self.ks.tolist(), self.blocks.tolist(),
-                                                    self.lasts.tolist(), job.blocks())):
-            if block is not None and last < 0:
-                if block.num_rows != expect[b][3]:
-                    block = None        # the usual path names the error
-                elif cache:
+        blocks = job.blocks()
+        if r._cache.budget:
+            for b, last, block in zip(self.blocks.tolist(), self.lasts.tolist(), blocks):
+                if block is not None and last < 0:
                     r._keep(b, block)
+        for j, (k, block) in enumerate(zip(self.ks.tolist(), blocks)):
             if block is None:
+                b = int(self.blocks[j])
                 failed = job.read_error(j) if self.fd is not None else None
                 if failed is not None:
                     r._read_failed(b, *failed)
                 block = r._decompressed(b)
-                if cache:
+                if r._cache.budget:
                     r._keep(b, block)
             out[k] = block
         self.job = job = None           # (it holds views of the frames)

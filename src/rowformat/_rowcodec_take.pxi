@@ -152,18 +152,22 @@ cdef class BlockPrefixes:
 
     def blocks(self):
         """Per block, in the order given: a Block of its rows 0..last (all
-        of them, checked as any Block, for last -1), or None for one to
-        read or decompress as usual."""
+        of them, checked as any Block and to hold num_rows rows, for last
+        -1), or None for one to read or decompress as usual."""
         cdef int64_t j
         cdef PrefixJob *c
+        cdef Block block
         out = []
         for j in range(self.n):
             c = &self.items[j]
             if c.status == 1 and c.last < 0:
                 try:
-                    out.append(Block(self.outs[j]))
+                    block = Block(self.outs[j])
                 except CorruptFileError:
-                    out.append(None)        # the usual path says why
+                    block = None            # the usual path says why
+                if block is not None and block.v.num_rows != c.num_rows:
+                    block = None            # (as the index says: the usual path says why)
+                out.append(block)
             elif c.status == 1:
                 out.append(Block(self.outs[j],
                                  PyBytes_FromStringAndSize(<char *> c.starts, 4 * (c.last + 1)),
