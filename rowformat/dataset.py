@@ -47,8 +47,8 @@ class RowDataset:
     batch) one ``RecordBatch`` of those rows in the order asked
     (``format="numpy"``: a dict of NumPy arrays).
 
-    Making it opens no file: the row counts come from the table's
-    manifests or each file's footer, and each process opens a file's
+    Making it keeps no file open: the row counts come from the table's
+    manifests or each file's footer (read, then closed), and each process opens a file's
     reader when a batch first needs a row of it (DatasetError if the file
     no longer holds the rows counted), then keeps it.
     ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
