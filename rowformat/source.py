@@ -172,7 +172,7 @@ class Source:
     def _truncated(self, offset: int, length: int, got: int):
         e = CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
                              f"offset {offset}: the file is truncated")
-        e.got = got     # type: ignore[attr-defined]  (a reader names the block with it)
+        setattr(e, "got", got)      # a reader names the block with it
         raise e
 
     def close(self):

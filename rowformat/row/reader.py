@@ -721,6 +721,7 @@ class _Job:
     rf_zstd.h does not decode, a corrupt one, a failed read) is read and
     decompressed as usual, which names any error."""
     __slots__ = ("reader", "out", "ks", "blocks", "lasts", "fd", "frames", "job")
+    job: "_rowcodec.BlockPrefixes | None"
 
     def __init__(self, reader: RowFileReader, out: list, ks: np.ndarray, blocks: np.ndarray,
                  lasts: np.ndarray):
@@ -729,7 +730,7 @@ class _Job:
         if reader.prefix_lookups:
             early = lasts < rows * PREFIX_SHARE
             # a prefix costs about its share of a whole block, the walk included
-            order = np.argsort(np.where(early, lasts / rows, 1.0), kind="stable")[::-1]
+            order: Any = np.argsort(np.where(early, lasts / rows, 1.0), kind="stable")[::-1]
             lasts = np.where(early, lasts, -1)
         else:
             order = slice(None)
@@ -757,19 +758,21 @@ class _Job:
 
     def run(self) -> None:
         """Works on the job's blocks until none is left (any thread)."""
-        r = self.reader
+        r, job = self.reader, self.job
+        assert job is not None, "run after collect()"
         if self.fd is None:
-            self.job.run(r._decoder(None))
+            job.run(r._decoder(None))
             return
         r._source._enter()              # close() waits for the reads in C
         try:
-            self.job.run(r._decoder(None))
+            job.run(r._decoder(None))
         finally:
             r._source._leave()
 
     def collect(self) -> None:
         """Puts the blocks in ``out`` (after every run() has returned)."""
         r, out, job = self.reader, self.out, self.job
+        assert job is not None, "collected twice"
         blocks = job.blocks()
         if r._cache.budget:
             for b, last, block in zip(self.blocks.tolist(), self.lasts.tolist(), blocks):
