@@ -132,6 +132,7 @@ cdef class BlockPrefixes:
                 c = &self.items[j]
                 if buf != NULL:
                     c.got = 0
+                    r = 0
                     while c.got < c.frame_len:      # pread may return short
                         r = rf_pread(self.fd, buf + c.got, <size_t> (c.frame_len - c.got),
                                      c.offset + c.got)
