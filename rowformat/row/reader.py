@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, NoReturn, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -626,7 +626,7 @@ class RowFileReader:
         return _Job(self, out, miss, np.asarray(blocks, np.int64)[miss],
                     np.asarray(lasts, np.int64)[miss])
 
-    def _read_failed(self, b: int, err: int, got: int):
+    def _read_failed(self, b: int, err: int, got: int) -> NoReturn:
         """Raises the error of block ``b``'s read: errno ``err``, or (0) the
         file ended ``got`` bytes into the frame."""
         offset, size, _, _ = self._blocks[b]
@@ -706,7 +706,6 @@ class RowFileReader:
 
     def __exit__(self, *exc):
         self.close()
-
 
 
 class _Job:
