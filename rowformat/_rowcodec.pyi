@@ -50,12 +50,16 @@ class PrefixBlock:
     def rows(self, decoder: RowDecoder, i: int) -> Block | None: ...
 
 class BlockPrefixes:
-    """Blocks decompressed and walked only up to a row each, with the GIL
-    released, by as many threads as call run() (a random batch's blocks)."""
-    def __init__(self, frames: list[Any], usizes: npt.NDArray[np.int64],
-                 num_rows: npt.NDArray[np.int64], lasts: npt.NDArray[np.int64]) -> None: ...
+    """Blocks read (``fd``: pread) and decompressed, whole (``lasts`` -1) or
+    walked only up to a row each, with the GIL released, by as many
+    threads as call run() (a random batch's blocks)."""
+    def __init__(self, frames: list[Any] | None, usizes: npt.NDArray[np.int64],
+                 num_rows: npt.NDArray[np.int64], lasts: npt.NDArray[np.int64], fd: int = -1,
+                 offsets: npt.NDArray[np.int64] | None = None,
+                 sizes: npt.NDArray[np.int64] | None = None) -> None: ...
     def run(self, decoder: RowDecoder) -> None: ...
     def blocks(self) -> list[Block | None]: ...
+    def read_error(self, j: int) -> tuple[int, int] | None: ...
 
 class Reserve:
     """The Arrow placeholder bytes, beyond what their own bytes pay for, that

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError
-from .row.reader import RowFileReader
+from .row.reader import RowFileReader, read_metadata
 from .row.scatter import route_row_ids, take_files
 from .source import as_rows
 from .types import RowType
@@ -47,6 +47,10 @@ class RowDataset:
     batch) one ``RecordBatch`` of those rows in the order asked
     (``format="numpy"``: a dict of NumPy arrays).
 
+    Making it keeps no file open: the row counts come from the table's
+    manifests or each file's footer (read, then closed), and each process opens a file's
+    reader when a batch first needs a row of it (DatasetError if the file
+    no longer holds the rows counted), then keeps it.
     ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
     lets a batch decompress a block only up to the last row it needs there
     (RowFileReader's option of that name, and its caveat); ``threads``, the
@@ -60,12 +64,13 @@ class RowDataset:
                  threads: Optional[int] = None, memory_map: bool = False):
         first_ids = None
         if isinstance(source, (str, os.PathLike)):
-            files, file_schema, first_ids = _table_files(os.fspath(source), schema)
+            files, file_schema, first_ids, counts = _table_files(os.fspath(source), schema)
         else:
             files = [os.fspath(p) for p in source]
             if schema is None:
                 raise DatasetError("RowDataset: give the schema of the .row files")
             file_schema = as_row_type(schema)
+            counts = None
         self.source = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "RowDataset"
         self.files: list[str] = files
         self.schema: RowType = file_schema
@@ -83,14 +88,13 @@ class RowDataset:
         self.memory_map = memory_map
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
-        counts, block_starts = [], []
-        offset = 0
-        for i in range(len(files)):
-            r = self._reader(i)
-            counts.append(r.num_rows)
-            block_starts.append(r.block_index.row_starts.astype(np.int64) + offset)
-            offset += r.num_rows
+        # Files open on first use: their row counts from the table's
+        # manifests, or each file's footer (read, not kept open); a reader
+        # opened later must hold that many rows.
+        if counts is None:
+            counts = [read_metadata(p).footer.total_rows for p in files]
         self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
+        self._block_starts: Optional[np.ndarray] = None
         # a row-tracking table: each file's first _ROW_ID (the files in that order)
         self.first_row_ids: Optional[np.ndarray] = first_ids
         if first_ids is not None:
@@ -98,9 +102,24 @@ class RowDataset:
             if len(ends) > 1 and (first_ids[1:] < ends[:-1]).any():
                 raise DatasetError(f"{source}: the _ROW_ID ranges of its data files overlap "
                                    f"(a data-evolution table): RowDataset reads one file per row")
-        # the first row of every block of every file, as dataset rows
-        self.block_starts: np.ndarray = (np.concatenate(block_starts) if block_starts
-                                         else np.zeros(0, np.int64))
+
+    @property
+    def block_starts(self) -> np.ndarray:
+        """The first row of every block of every file, as dataset rows (each
+        file's block index read the first time it is asked for)."""
+        if self._block_starts is None:
+            parts = [self._index_of(f).row_starts.astype(np.int64) + self._starts[f]
+                     for f in range(len(self.files))]
+            self._block_starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
+        return self._block_starts
+
+    def _index_of(self, f: int):
+        r = self._readers.get(f) if self._pid == os.getpid() else None
+        if r is not None:
+            return r.block_index
+        meta = read_metadata(self.files[f])
+        self._check_rows(f, meta.footer.total_rows)
+        return meta.block_index
 
     # -- the sequence ------------------------------------------------------
     def __len__(self) -> int:
@@ -160,7 +179,19 @@ class RowDataset:
                                                  prefix_lookups=self.prefix_lookups,
                                                  threads=self.threads or _worker_threads(),
                                                  memory_map=self.memory_map)
+            try:
+                self._check_rows(f, r.num_rows)
+            except DatasetError:
+                del self._readers[f]
+                r.close()
+                raise
         return r
+
+    def _check_rows(self, f: int, rows: int) -> None:
+        want = int(self._starts[f + 1] - self._starts[f])
+        if rows != want:
+            raise DatasetError(f"{self.source}: data file {self.files[f]} holds {rows} rows, "
+                               f"but {want} were counted when the dataset was made")
 
     def close(self) -> None:
         """Closes this process's readers (they reopen when read again)."""
@@ -197,9 +228,10 @@ def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
     return batches[0]
 
 
-def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.ndarray]]:
+def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.ndarray], list[int]]:
     """The table's .row data files (by first _ROW_ID for a row-tracking
-    table), its schema, and the files' first _ROW_IDs (or None)."""
+    table), its schema, the files' first _ROW_IDs (or None), and their row
+    counts (as the manifests give them)."""
     from .paimon import tables
     if schema is not None:
         raise DatasetError("RowDataset: a Paimon table's schema is its own; give no schema")
@@ -225,7 +257,7 @@ def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.nda
                                f"tracking was enabled?)")
         files.sort(key=lambda d: d.meta.first_row_id)
         first = np.array([d.meta.first_row_id for d in files], np.int64)
-    return [d.path for d in files], tables.row_type(table), first
+    return [d.path for d in files], tables.row_type(table), first, [d.rows for d in files]
 
 
 class BlockShuffleSampler:

@@ -19,6 +19,7 @@ from .errors import CorruptFileError, RowIndexError
 
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_NOCTTY", 0))
+_HAS_PREAD = hasattr(os, "pread")
 _NOT_REGULAR = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                 (stat.S_ISSOCK, "a socket")]
@@ -162,9 +163,17 @@ class Source:
         finally:
             self._leave()
 
+    def c_reads(self) -> int | None:
+        """The descriptor C code may pread (between _enter() and _leave(),
+        so that close() waits for the reads), or None: read frames with
+        frame() (a file object, a mapping, or no os.pread here)."""
+        return self._fd if self._view is None and _HAS_PREAD else None
+
     def _truncated(self, offset: int, length: int, got: int):
-        raise CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
-                               f"offset {offset}: the file is truncated")
+        e = CorruptFileError(f"{self.name}: read {got} of {length} bytes at "
+                             f"offset {offset}: the file is truncated")
+        setattr(e, "got", got)      # a reader names the block with it
+        raise e
 
     def close(self):
         """Waits for reads in flight, then frees the file. Later reads raise

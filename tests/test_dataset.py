@@ -168,7 +168,9 @@ def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     monkeypatch.setitem(sys.modules, "torch.utils.data", fake)
     ds = RowDataset(paths, schema=SCHEMA)
-    assert all(r.threads == 4 for r in ds._readers.values())
+    assert ds._readers == {}                # opened on first use
+    ds.take([0, 3000])
+    assert ds._readers and all(r.threads == 4 for r in ds._readers.values())
     info.num_workers = 16
     ds.close()
     ds.take([0, 3000])
@@ -177,4 +179,30 @@ def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
     ds.close()
     ds.take([0])
     assert ds._readers[0].threads == 8
-    assert RowDataset(paths, schema=SCHEMA, threads=3)._readers[0].threads == 3
+    ds = RowDataset(paths, schema=SCHEMA, threads=3)
+    ds.take([0])
+    assert ds._readers[0].threads == 3
+
+
+def test_files_open_on_first_use(files, tmp_path):
+    """Making a dataset reads each file's row count and keeps no file open;
+    a file opens when a batch first needs it, and one that no longer holds
+    the rows counted is a DatasetError naming it."""
+    import shutil
+    paths, ref = files
+    (tmp_path / "copies").mkdir()
+    copies = [str(tmp_path / "copies" / os.path.basename(p)) for p in paths]
+    for p, c in zip(paths, copies):
+        shutil.copy(p, c)
+    ds = RowDataset(copies, schema=SCHEMA, cache_bytes=0)
+    assert ds._readers == {} and len(ds) == ref.num_rows
+    assert len(ds.block_starts) > 4 and ds._readers == {}
+    assert ds.take([0]).equals(RowDataset(paths, schema=SCHEMA).take([0]))
+    assert list(ds._readers) == [0]
+    last = len(copies) - 1
+    shutil.copy(paths[0], copies[last])     # another file's rows: 1500, not 2300
+    with pytest.raises(rowformat.RowFormatError,
+                       match=rf"{os.path.basename(copies[last])} holds 1500 rows, but 2300 were "
+                             rf"counted"):
+        ds.take([len(ds) - 1])
+    assert last not in ds._readers

@@ -3,13 +3,16 @@ decompressed once, on the threads, whole or only up to its last wanted
 row) equals a reference read, in the order asked, for every type, nulls and
 duplicates, whatever the threads, cache, prefix and mapping options; across
 files through RowDataset; and damage is reported with the file and block."""
+import io
+import os
+
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, strategies as st
 
 import rowformat
-from rowformat import RowFileReader, RowFileWriter, schema
+from rowformat import RowFileReader, RowFileWriter, _rowcodec, schema
 from rowformat.dataset import RowDataset
 
 from .test_roundtrip import ALL_TYPES, ROWS
@@ -139,3 +142,95 @@ def test_rows_that_do_not_decode_are_named_by_block_and_row(ints):
         with pytest.raises(rowformat.CorruptFileError,
                            match=rf"ints\.row: block {b}, row 29000\b"):
             r.take(rows)
+
+
+def _whole(reader, frames, usizes, rows):
+    """BlockPrefixes' whole-block decompression (last -1) of ``frames``."""
+    job = _rowcodec.BlockPrefixes(list(frames), np.array(usizes, np.int64),
+                                  np.array(rows, np.int64), np.full(len(frames), -1, np.int64))
+    job.run(reader._decoder(None))
+    return job.blocks()
+
+
+@pytest.mark.parametrize("block_size", [2048, 65536])
+def test_whole_blocks_in_c_give_libzstds_bytes_or_nothing(block_size, tmp_path):
+    """A take decompresses its whole blocks with rf_zstd.h (no Python call
+    per block): on damaged frames (bit flips, bytes overwritten, cuts), it
+    gives exactly what libzstd gives, or nothing (the reader then goes to
+    libzstd, which names the error); never bytes libzstd refuses."""
+    import random
+    import zstandard
+    s = schema("k BIGINT NOT NULL, v STRING")
+    path = tmp_path / "w.row"
+    rng = random.Random(block_size)
+    with RowFileWriter(path, s, block_size=block_size) as w:
+        w.write_rows([(i, rng.choice(["", "ab" * rng.randint(0, 30), None])) for i in range(30000)])
+    data = path.read_bytes()
+    r = RowFileReader(path, s)
+    meta = r._blocks[:6]
+    dctx = zstandard.ZstdDecompressor()
+    frames, sizes, rows, want = [], [], [], []
+    for offset, size, usize, n in meta:
+        frame = data[offset:offset + size]
+        damaged = [frame[:cut] for cut in range(6, size, max(1, size // 40))]
+        for _ in range(150):
+            bad = bytearray(frame)
+            at = rng.randrange(size)
+            if rng.random() < 0.5:
+                bad[at] ^= 1 << rng.randrange(8)
+            else:
+                bad[at:at + 8] = rng.randbytes(8)
+            damaged.append(bytes(bad[:size]))
+        for bad in [frame] + damaged:
+            try:
+                out = dctx.decompress(bad, usize, False, True)
+                ok = out if len(out) == usize else None
+            except zstandard.ZstdError:
+                ok = None
+            frames.append(bad)
+            sizes.append(usize)
+            rows.append(n)
+            want.append(ok)
+    got = _whole(r, frames, sizes, rows)
+    r.close()
+    assert got[0] is not None and bytes(got[0].data) == want[0]     # an intact frame: decoded here
+    decoded = 0
+    for block, ok in zip(got, want):
+        if block is not None:
+            assert ok is not None and bytes(block.data) == ok
+            decoded += 1
+    assert decoded > len(meta) and want.count(None) > 100   # both kinds seen
+
+
+@pytest.mark.parametrize("cut", ["inside", "before"])
+def test_a_file_truncated_under_an_open_reader_names_the_block(ints, tmp_path, cut):
+    """Blocks are read with pread in C: a file cut short after the reader
+    opened it (its frame ends early, or is gone) is a CorruptFileError
+    naming the file and the block, never a crash or a short frame decoded."""
+    path, s, table = ints
+    short = tmp_path / "short.row"
+    short.write_bytes(path.read_bytes())
+    for threads in (1, 2):
+        with RowFileReader(short, s, threads=threads, cache_bytes=0) as r:
+            offset, size, _, _ = r._blocks[5]
+            starts = r.block_index.row_starts
+            rows = list(range(0, int(starts[5]), 3)) + [int(starts[5]) + 1]
+            assert r.take(rows).equals(table.take(pa.array(rows, pa.int64())))
+            os.truncate(short, offset + size // 2 if cut == "inside" else offset)
+            got = size // 2 if cut == "inside" else 0
+            with pytest.raises(rowformat.CorruptFileError,
+                               match=rf"short\.row: block 5: read {got} of {size} bytes at "
+                                     rf"offset {offset}: the file is truncated"):
+                r.take(rows)
+        short.write_bytes(path.read_bytes())
+
+
+def test_takes_from_a_file_object_equal_the_reference(ints):
+    """A file object has no descriptor to pread: its frames are read in
+    Python and decompressed by the same job."""
+    path, s, table = ints
+    rows = np.random.default_rng(3).integers(0, table.num_rows, 300)
+    for prefix in (False, True):
+        with open(path, "rb") as f, RowFileReader(io.BytesIO(f.read()), s, threads=2,
+                                                  prefix_lookups=prefix) as r:
+            assert r.take(rows).equals(table.take(pa.array(rows)))

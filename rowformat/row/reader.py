@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple, Sequence
+from typing import Any, Iterator, NamedTuple, NoReturn, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -246,7 +246,13 @@ class RowFileReader:
             d = self._local.decompressor
         except AttributeError:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
-        frame = self._source.frame(offset, size)
+        try:
+            frame = self._source.frame(offset, size)
+        except CorruptFileError as e:       # the file ends inside the block: name it
+            got = getattr(e, "got", None)
+            if got is None:
+                raise
+            self._read_failed(b, 0, got)
         self.decompressions += 1
         try:
             block = _rowcodec.Block(decompress_frame(d, frame, usize))
@@ -600,46 +606,35 @@ class RowFileReader:
         ``lasts``: see the module's touched_blocks()."""
         return touched_blocks([Wanted(self, blocks, lasts)])[0]
 
-    def _work(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> list:
-        """Fills ``out`` with the cached blocks; (cost, k, block, last or -1)
-        for each other one (a prefix costs about its share of a whole block,
-        the walk included)."""
-        work = []
-        for k, (b, last) in enumerate(zip(blocks.tolist(), np.asarray(lasts).tolist())):
-            out[k] = self._cache.get(b)
-            if out[k] is None:
-                rows = self._blocks[b][3]
-                early = self.prefix_lookups and last < rows * PREFIX_SHARE
-                work.append((last / rows if early else 1.0, k, b, last if early else -1))
-        return work
+    def _job(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> "_Job | None":
+        """Fills ``out`` with the cached blocks of ``blocks`` (distinct); the
+        others, as one job for touched_blocks()' threads (None if none)."""
+        cache = self._cache
+        if cache.budget:
+            ks = []
+            for k, b in enumerate(blocks.tolist()):
+                out[k] = cache.get(b)
+                if out[k] is None:
+                    ks.append(k)
+            if not ks:
+                return None
+            miss = np.array(ks, np.int64)
+        else:
+            if not len(blocks):
+                return None
+            miss = np.arange(len(blocks))
+        return _Job(self, out, miss, np.asarray(blocks, np.int64)[miss],
+                    np.asarray(lasts, np.int64)[miss])
 
-    def _fetch(self, share: list) -> list:
-        """(k, block) for the (cost, k, block number, last row or -1) of one
-        thread's share of touched_blocks()."""
-        got: list = []
-        early = [(k, b, last) for _, k, b, last in share if last >= 0]
-        if early:
-            meta = [self._blocks[b] for _, b, _ in early]
-            frames = [self._source.frame(offset, size) for offset, size, _, _ in meta]
-            job = _rowcodec.BlockPrefixes(
-                frames, np.array([m[2] for m in meta], np.int64),
-                np.array([m[3] for m in meta], np.int64),
-                np.array([last for _, _, last in early], np.int64))
-            job.run(self._decoder(None))
-            got.extend((k, block) for (k, _, _), block in zip(early, job.blocks()))
-            del job                         # (it holds views of the frames)
-            for frame in frames:
-                if type(frame) is memoryview:
-                    frame.release()
-        redo = {k for k, block in got if block is None}   # left to libzstd
-        got = [(k, block) for k, block in got if block is not None]
-        for _, k, b, last in share:
-            if last < 0 or k in redo:
-                block = self._decompressed(b)
-                if self._cache.budget:
-                    self._keep(b, block)
-                got.append((k, block))
-        return got
+    def _read_failed(self, b: int, err: int, got: int) -> NoReturn:
+        """Raises the error of block ``b``'s read: errno ``err``, or (0) the
+        file ended ``got`` bytes into the frame."""
+        offset, size, _, _ = self._blocks[b]
+        if err:
+            raise OSError(err, f"{self.name}: block {b}: reading {size} bytes at offset "
+                               f"{offset}: {os.strerror(err)}")
+        raise CorruptFileError(f"{self.name}: block {b}: read {got} of {size} bytes at offset "
+                               f"{offset}: the file is truncated")
 
     def _list_runs(self, rows: list) -> list[Run]:
         """The runs of ``rows`` (a short list, any order), located with bisect."""
@@ -672,9 +667,13 @@ class RowFileReader:
         blocks = self._block_of(rows)
         bounds = [0, *(np.flatnonzero(blocks[1:] != blocks[:-1]) + 1).tolist(), len(rows)]
         heads = blocks[bounds[:-1]].tolist()
-        cold = sum(1 for b in set(heads) if b not in self._cache)
-        if cold > INLINE_COLD and self.threads > 1:
-            return None
+        if self.threads > 1 and len(heads) > INLINE_COLD:
+            cache, cold = self._cache, 0
+            for b in set(heads):
+                if b not in cache:
+                    cold += 1
+                    if cold > INLINE_COLD:
+                        return None
         local = rows - self._starts[blocks]
         return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
@@ -708,3 +707,87 @@ class RowFileReader:
     def __exit__(self, *exc):
         self.close()
 
+
+class _Job:
+    """One reader's uncached blocks of a touched_blocks() call: each whole
+    (cached afterwards), or with prefix_lookups, a block whose last wanted
+    row is in its first PREFIX_SHARE of rows only up to that row. One
+    BlockPrefixes job (with a local path, each frame read with pread in C;
+    mapped, views of the mapping; else read here first), which every
+    thread of the call runs (run()), taking blocks off one counter, the
+    costliest first, so the threads finish together; then collect() in the
+    caller. No Python work per block: a block the job leaves (a frame
+    rf_zstd.h does not decode, a corrupt one, a failed read) is read and
+    decompressed as usual, which names any error."""
+    __slots__ = ("reader", "out", "ks", "blocks", "lasts", "fd", "frames", "job")
+    job: "_rowcodec.BlockPrefixes | None"
+
+    def __init__(self, reader: RowFileReader, out: list, ks: np.ndarray, blocks: np.ndarray,
+                 lasts: np.ndarray):
+        index = reader.block_index
+        rows = reader._ends[blocks] - reader._starts[blocks]
+        if reader.prefix_lookups:
+            early = lasts < rows * PREFIX_SHARE
+            # a prefix costs about its share of a whole block, the walk included
+            order: Any = np.argsort(np.where(early, lasts / rows, 1.0), kind="stable")[::-1]
+            lasts = np.where(early, lasts, -1)
+        else:
+            order = slice(None)
+            lasts = np.full(len(blocks), -1, np.int64)
+        self.reader, self.out = reader, out
+        self.ks, self.blocks, self.lasts = ks[order], blocks[order], lasts[order]
+        rows = np.ascontiguousarray(rows[order], np.int64)
+        blocks = self.blocks
+        usizes = np.ascontiguousarray(index.uncompressed_sizes[blocks], np.int64)
+        offsets = np.ascontiguousarray(reader._offsets[blocks], np.int64)
+        sizes = np.ascontiguousarray(index.compressed_sizes[blocks], np.int64)
+        source = reader._source
+        self.fd = source.c_reads()
+        self.frames = None
+        if self.fd is None:
+            self.frames = [source.frame(o, n) for o, n in zip(offsets.tolist(), sizes.tolist())]
+            self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts)
+        else:
+            self.job = _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd,
+                                               offsets, sizes)
+        reader.decompressions += len(blocks)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def run(self) -> None:
+        """Works on the job's blocks until none is left (any thread)."""
+        r, job = self.reader, self.job
+        assert job is not None, "run after collect()"
+        if self.fd is None:
+            job.run(r._decoder(None))
+            return
+        r._source._enter()              # close() waits for the reads in C
+        try:
+            job.run(r._decoder(None))
+        finally:
+            r._source._leave()
+
+    def collect(self) -> None:
+        """Puts the blocks in ``out`` (after every run() has returned)."""
+        r, out, job = self.reader, self.out, self.job
+        assert job is not None, "collected twice"
+        blocks = job.blocks()
+        if r._cache.budget:
+            for b, last, block in zip(self.blocks.tolist(), self.lasts.tolist(), blocks):
+                if block is not None and last < 0:
+                    r._keep(b, block)
+        for j, (k, block) in enumerate(zip(self.ks.tolist(), blocks)):
+            if block is None:
+                b = int(self.blocks[j])
+                failed = job.read_error(j) if self.fd is not None else None
+                if failed is not None:
+                    r._read_failed(b, *failed)
+                block = r._decompressed(b)
+                if r._cache.budget:
+                    r._keep(b, block)
+            out[k] = block
+        self.job = job = None           # (it holds views of the frames)
+        for frame in self.frames or ():
+            if type(frame) is memoryview:
+                frame.release()

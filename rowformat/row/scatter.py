@@ -10,7 +10,6 @@ finds a ``_ROW_ID``'s file and row.
 from __future__ import annotations
 
 from concurrent.futures import wait
-from functools import partial
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -57,39 +56,38 @@ def touched_blocks(wanted: list) -> list:
     """For each Wanted (of any readers), its blocks, each holding at least
     its rows up to its last wanted: from the reader's cache, else read and
     decompressed once each, all of them on the threads at once (the GIL
-    released in pread, ZSTD and the prefix walk): whole by libzstd (and
-    cached), or, with the reader's prefix_lookups, a block whose last row
-    wanted is in its first PREFIX_SHARE of rows only up to that row (see
-    PrefixBlock). A random batch's floor: each touched block decompressed
-    once, on every core, only as far as needed."""
+    released in pread, ZSTD and the prefix walk): whole (and cached), or,
+    with the reader's prefix_lookups, a block whose last row wanted is in
+    its first PREFIX_SHARE of rows only up to that row (see PrefixBlock).
+    Each reader's blocks are one job (reader.py's _Job) that every thread
+    works on, taking the next block as it finishes one: a random batch's
+    floor, each touched block decompressed once, on every core, only as
+    far as needed."""
     outs = [[None] * len(w.blocks) for w in wanted]
-    work = [(cost, n, k, b, last) for n, w in enumerate(wanted)
-            for cost, k, b, last in w.reader._work(w.blocks, w.lasts, outs[n])]
-    if not work:
+    jobs = [job for n, w in enumerate(wanted)
+            if (job := w.reader._job(w.blocks, w.lasts, outs[n])) is not None]
+    if not jobs:
         return outs
-    work.sort(reverse=True)     # the costliest first, dealt round-robin: shares of about equal cost
     threads = max(w.reader.threads for w in wanted)
-    shares = [work[t::threads] for t in range(min(threads, len(work)))]
-    fetch = partial(_fetch_share, [w.reader for w in wanted])
-    futures = [shared_pool(threads).submit(fetch, share) for share in shares[1:]]
+    helpers = min(threads, sum(len(job) for job in jobs)) - 1
+    futures = [shared_pool(threads).submit(_run_all, jobs) for _ in range(helpers)]
     try:
-        done = fetch(shares[0])
+        _run_all(jobs)
     finally:
+        for f in futures:
+            f.cancel()              # not started: the work is done
         wait(futures)
-    for got in [done, *(f.result() for f in futures)]:
-        for n, k, block in got:
-            outs[n][k] = block
+    for f in futures:
+        if not f.cancelled():
+            f.result()              # (its error, if any)
+    for job in jobs:
+        job.collect()
     return outs
 
 
-def _fetch_share(readers: list, share: list) -> list:
-    """(n, k, block) for one thread's share of touched_blocks()' work."""
-    got: list = []
-    for n, r in enumerate(readers):
-        mine = [(cost, k, b, last) for cost, m, k, b, last in share if m == n]
-        if mine:
-            got.extend((n, k, block) for k, block in r._fetch(mine))
-    return got
+def _run_all(jobs: list) -> None:
+    for job in jobs:
+        job.run()
 
 
 def take_files(reader: Callable[[int], Any], file_of: np.ndarray, local: np.ndarray,

@@ -1216,4 +1216,28 @@ static int rfz_advance(rfz_dec *d, size_t target) {
     return RFZ_OK;
 }
 
+/* After rfz_advance produced all cap bytes: RFZ_OK if the frame ends there,
+ * its last block done or only empty raw/RLE blocks left (as a streaming
+ * compressor's end may write), else RFZ_CORRUPT (output left over: libzstd
+ * says why). A whole block's decompression asks this before using it. */
+static int rfz_finish(rfz_dec *d) {
+    if (d->op != d->cap || d->in_block) return RFZ_CORRUPT;
+    while (!d->frame_done) {
+        uint32_t bh;
+        size_t type;
+        if (d->last_block) {
+            d->frame_done = 1;
+            break;
+        }
+        if (d->ip + 3 > d->src_size) return RFZ_CORRUPT;
+        bh = d->src[d->ip] | ((uint32_t)d->src[d->ip + 1] << 8) | ((uint32_t)d->src[d->ip + 2] << 16);
+        type = (bh >> 1) & 3;
+        if ((bh >> 3) != 0 || type > 1) return RFZ_CORRUPT;
+        d->ip += 3 + type;                        /* an RLE block has its byte */
+        if (d->ip > d->src_size) return RFZ_CORRUPT;
+        d->last_block = bh & 1;
+    }
+    return RFZ_OK;
+}
+
 #endif

@@ -22,6 +22,7 @@ cdef extern from "rf_zstd.h" nogil:
     int RFZ_BLOCK_MAX
     int rfz_init(rfz_dec *d, const uint8_t *src, size_t n, uint8_t *dst, size_t cap)
     int rfz_advance(rfz_dec *d, size_t target)
+    int rfz_finish(rfz_dec *d)
     void rfz_free(rfz_dec *d)
 
 
