@@ -15,7 +15,7 @@ timestamps, durations, dictionaries, half floats, ...) and a date or
 timestamp outside Python's years 1-9999 are left to ``to_pylist()``.
 
 :func:`rows_as_dicts` is ``Table.to_pylist()``: the rows as dicts, keys in
-column order.
+column order, built in C (``_pyrows``).
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+
+from . import _pyrows
 
 __all__ = ["to_pylist", "rows_as_dicts"]
 
@@ -163,8 +165,5 @@ def to_pylist(arr: pa.Array | pa.ChunkedArray) -> list:
 def rows_as_dicts(names: Sequence[str], columns: Sequence[list]) -> list:
     """The rows of ``columns`` (lists of equal length, one per name) as
     dicts, keys in the order of ``names`` (as ``Table.to_pylist()``)."""
-    names = list(names)
-    if len(columns) != len(names) or len({len(c) for c in columns}) > 1:
-        raise ValueError(f"rows_as_dicts: {len(names)} names and columns of lengths "
-                         f"{[len(c) for c in columns]}")
-    return [dict(zip(names, row)) for row in zip(*columns)]
+    return _pyrows.rows_as_dicts(list(names), [c if type(c) is list else list(c)
+                                               for c in columns])

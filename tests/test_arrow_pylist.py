@@ -161,3 +161,17 @@ def test_rows_as_dicts_is_table_to_pylist():
     assert rows_as_dicts(["a"], [[]]) == []
     with pytest.raises(ValueError):
         rows_as_dicts(["a", "b"], [[1, 2], [3]])
+
+
+def test_rows_as_dicts_checks_its_columns():
+    assert rows_as_dicts([], []) == []
+    assert rows_as_dicts(("a", "b"), ([1, 2], (3, 4))) == [{"a": 1, "b": 3}, {"a": 2, "b": 4}]
+    with pytest.raises(ValueError):
+        rows_as_dicts(["a"], [[1], [2]])
+    with pytest.raises(ValueError):
+        rows_as_dicts(["a", "b"], [[1], [2, 3]])
+    from rowformat import _pyrows
+    with pytest.raises(TypeError):
+        _pyrows.rows_as_dicts(["a"], [(1,)])
+    rows = rows_as_dicts(["k"], [[None, 1]])
+    assert rows == [{"k": None}, {"k": 1}] and rows[0] is not rows[1]
