@@ -164,7 +164,7 @@ def _positions(ds: Any, indices) -> np.ndarray:
     """``indices`` as stock's ``_normalize_index`` takes them (an integer each;
     a negative one from the end; IndexError out of range), at once: int64."""
     got = np.asarray(indices) if not isinstance(indices, np.ndarray) else indices
-    if got.ndim != 1 or got.dtype.kind != "i":     # bools, tensors, huge ints...: one by one
+    if got.ndim != 1 or got.dtype.kind != "i":     # bools, floats, huge ints...: one by one
         return np.asarray([ds._normalize_index(i) for i in indices], np.int64)
     got = got.astype(np.int64, copy=True)
     n = len(ds)
