@@ -6,7 +6,7 @@ import pytest
 
 
 @pytest.mark.parametrize("name", ["rowformat._rowcodec", "rowformat._blockindex", "rowformat._blob",
-                                  "rowformat.fory._row"])
+                                  "rowformat.fory._row", "rowformat._pyrows"])
 def test_codec_modules_are_extensions(name):
     mod = importlib.import_module(name)
     assert mod.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), mod.__file__

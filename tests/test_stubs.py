@@ -5,7 +5,8 @@ import pathlib
 
 import pytest
 
-COMPILED = ["rowformat._rowcodec", "rowformat._blockindex", "rowformat._blob", "rowformat.fory._row"]
+COMPILED = ["rowformat._rowcodec", "rowformat._blockindex", "rowformat._blob", "rowformat.fory._row",
+            "rowformat._pyrows"]
 
 
 def _stub(module):

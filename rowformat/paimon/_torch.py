@@ -7,8 +7,11 @@ the ranges into Python int lists and converts the rows to dicts by
 dataset as an instance of a subclass whose batches go straight from
 ``_ROW_ID`` to (file, row): the files' readers and block caches are opened
 once per process and kept across batches, and a batch's blocks are
-decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`).
-The rows equal stock's. A dataset this cannot read so (not all local
+decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`;
+the readers' ``memory_map`` and ``prefix_lookups`` on; in a DataLoader worker,
+its share of the cores). The rows equal stock's, values and Python types: they
+are made column by column (:mod:`rowformat.arrow_pylist`), not through a Scalar
+per value as ``Table.to_pylist()``. A dataset this cannot read so (not all local
 ``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
 row kinds, nested projections, authorization splits, deletion vectors) is
 read stock; ``accelerated_reason(ds)`` says why.
@@ -30,12 +33,18 @@ from typing import Any, Optional
 import numpy as np
 import pyarrow as pa
 
+from ..arrow_pylist import rows_as_dicts, to_pylist
+from ..dataset import _worker_threads
 from ..row.reader import RowFileReader
 from ..row.scatter import route_row_ids, take_files
 from . import _field_types, _reader
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
 _CACHE_BYTES = 64 << 20             # each file's block cache
+# a batch's blocks decompressed straight from a mapping of the file, and a block whose rows
+# wanted sit early in it only up to them (RowFileReader's options: the data files of a
+# Paimon table are never rewritten in place)
+_READER_OPTIONS = {"memory_map": True, "prefix_lookups": True}
 _TORCH_MODULE = "pypaimon.read.datasource.torch_dataset"
 _classes: dict = {}
 
@@ -99,32 +108,70 @@ class _RowIdFiles:
         self.positions = tuple(self.schema.index(c) for c in self.columns)
         self.targets = parser.from_paimon_schema([by_name[n] for n in self.columns])
         self.readers: dict[int, RowFileReader] = {}
+        self._index: Optional[tuple] = None     # (the dataset's _row_ids, their arrays)
         self.pid = os.getpid()
 
     def reader(self, f: int) -> RowFileReader:
         r = self.readers.get(f)
         if r is None:
             r = self.readers[f] = RowFileReader(self.paths[f], self.schema,
-                                                cache_bytes=_CACHE_BYTES)
+                                                cache_bytes=_CACHE_BYTES,
+                                                threads=_worker_threads(), **_READER_OPTIONS)
             _reader.count_opened()
         return r
 
-    def rows(self, row_ids: list) -> list:
-        """The rows of ``row_ids`` (in that order) as pypaimon's dicts."""
-        ids = np.asarray(row_ids, np.int64)
-        f, local = route_row_ids(self.first, self.counts, ids, "to_torch() dataset")
+    def rows(self, row_ids: np.ndarray) -> list:
+        """The rows of ``row_ids`` (int64, in that order) as pypaimon's dicts:
+        stock's ``Table.to_pylist()`` values, converted column by column
+        (:mod:`rowformat.arrow_pylist`)."""
+        f, local = route_row_ids(self.first, self.counts, row_ids, "to_torch() dataset")
         table = take_files(self.reader, f, local, self.positions)
         if table is None:                   # no rows asked
             return []
-        arrays = {name: _field_types.conform(table.column(name).combine_chunks(), t.type)
+        values = {name: to_pylist(_field_types.conform(table.column(name).combine_chunks(),
+                                                       t.type))
                   for name, t in zip(self.columns, self.targets)}
-        arrays[self.row_id] = pa.array(ids, pa.int64())
-        return pa.table([arrays[n] for n in self.names], names=self.names).to_pylist()
+        values[self.row_id] = row_ids.tolist()
+        return rows_as_dicts(self.names, [values[n] for n in self.names])
+
+    def row_ids(self, index: Any, positions: np.ndarray) -> np.ndarray:
+        """The ``_ROW_ID`` s at ``positions`` of the dataset's ``index`` (its
+        ``_row_ids``: pypaimon's ``_RowIdRangeIndex`` of row ranges, or an
+        Arrow array of them), as int64; the index's arrays made once."""
+        if self._index is None or self._index[0] is not index:
+            arrays: tuple
+            if isinstance(index, (pa.Array, pa.ChunkedArray)):
+                arrays = (np.asarray(index.to_numpy(zero_copy_only=False), np.int64),)
+            else:                           # ranges[k] holds positions ends[k-1] .. ends[k]-1
+                ends = np.asarray(index.ends, np.int64)
+                arrays = (np.asarray([r.from_ for r in index.ranges], np.int64),
+                          np.concatenate([[0], ends[:-1]]).astype(np.int64), ends)
+            self._index = (index, arrays)
+        arrays = self._index[1]
+        if len(arrays) == 1:
+            return arrays[0][positions]
+        froms, starts, ends = arrays
+        k = np.searchsorted(ends, positions, side="right")
+        return froms[k] + (positions - starts[k])
 
     def close(self) -> None:
         readers, self.readers = self.readers, {}
         for r in readers.values():
             r.close()
+
+
+def _positions(ds: Any, indices) -> np.ndarray:
+    """``indices`` as stock's ``_normalize_index`` takes them (an integer each;
+    a negative one from the end; IndexError out of range), at once: int64."""
+    got = np.asarray(indices) if not isinstance(indices, np.ndarray) else indices
+    if got.ndim != 1 or got.dtype.kind != "i":     # bools, floats, huge ints...: one by one
+        return np.asarray([ds._normalize_index(i) for i in indices], np.int64)
+    got = got.astype(np.int64, copy=True)
+    n = len(ds)
+    got[got < 0] += n
+    if len(got) and (int(got.min()) < 0 or int(got.max()) >= n):
+        raise IndexError("TorchDataset index out of range")
+    return got
 
 
 def _files(ds: Any) -> Optional[_RowIdFiles]:
@@ -162,14 +209,10 @@ def _make_class(stock: type) -> type:
             files = _files(self)
             if files is None:
                 return super().__getitems__(indices)
-            normalized = [self._normalize_index(i) for i in indices]
-            if not normalized:
+            positions = _positions(self, indices)
+            if not len(positions):
                 return []
-            if isinstance(self._row_ids, pa.Array):
-                row_ids = self._row_ids.take(pa.array(normalized, pa.int64())).to_pylist()
-            else:
-                row_ids = self._row_ids.take(normalized)
-            return files.rows(row_ids)
+            return files.rows(files.row_ids(self._row_ids, positions))
 
         def __getstate__(self):
             state = dict(self.__dict__)

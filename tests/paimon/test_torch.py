@@ -6,7 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+import datetime as dt
+from decimal import Decimal
+
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import rowformat.paimon as rp
@@ -45,6 +49,24 @@ def _dataset(t, projection=None):
     return rb.new_read().to_torch(rb.new_scan().plan().splits())
 
 
+def same(a, b) -> bool:
+    """Equal and of the same Python types throughout (a Decimal's exponent, a
+    datetime's tzinfo too): == alone takes 1.5 for Decimal("1.50") and 1 for True."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, Decimal):
+        return a.as_tuple() == b.as_tuple()
+    if isinstance(a, (dt.datetime, dt.time)):
+        return a == b and a.tzinfo == b.tzinfo
+    return a == b
+
+
 def _batches(n):
     rng = np.random.default_rng(3)
     return [[0], [n - 1], rng.integers(0, n, 64).tolist(), [5, 5, n - 1, 5, 700, 699],
@@ -67,7 +89,7 @@ def test_batches_equal_stock_and_files_open_once(wh, projection):
     opened = [rp.status().files_opened]
     for batch, want in zip(batches, wants):
         got = fast.__getitems__(batch)
-        assert got == want
+        assert got == want and same(got, want)
         if batch:
             assert list(got[0]) == list(want[0])        # the same keys, in the same order
         opened.append(rp.status().files_opened)
@@ -97,25 +119,116 @@ def test_pickles_without_readers_and_reads_stock_where_it_must(wh):
 
 @pytest.mark.parametrize("context", ["fork", "spawn"])
 def test_dataloader_workers_return_stock_rows(wh, tmp_path, context):
+    """Shuffled batches in 2 workers equal stock's rows; each worker opens
+    each file once (its readers and block caches kept across its batches),
+    the parent none (its own readers stay in it)."""
     t, data = _table(wh, files=2, n=400)
-    code = textwrap.dedent(f"""
-        import sys
+    script = tmp_path / "loader.py"
+    script.write_text(textwrap.dedent(f"""
+        import os
         import rowformat.paimon as rp
         from pypaimon import CatalogFactory
         from torch.utils.data import DataLoader
-        t = CatalogFactory.create({{"warehouse": {str(wh.root)!r}}}).get_table("db.tt")
-        rb = t.new_read_builder().with_projection(["id", "s"])
-        splits = rb.new_scan().plan().splits()
-        stock = rb.new_read().to_torch(splits)[:]
-        rp.accelerate()
-        ds = rb.new_read().to_torch(splits)
-        loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=2,
-                            collate_fn=list, multiprocessing_context={context!r})
-        rows = [r for batch in loader for r in batch]
-        key = lambda r: r["id"]
-        print(len(rows), sorted(rows, key=key) == sorted(stock, key=key))
-    """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ))
+
+        def collate(rows):          # in the worker, after its batch
+            return os.getpid(), rp.status().files_opened, rows
+
+        if __name__ == "__main__":
+            t = CatalogFactory.create({{"warehouse": {str(wh.root)!r}}}).get_table("db.tt")
+            rb = t.new_read_builder().with_projection(["id", "s", "d_small", "ts3", "arr"])
+            splits = rb.new_scan().plan().splits()
+            stock = rb.new_read().to_torch(splits)[:]
+            rp.accelerate()
+            ds = rb.new_read().to_torch(splits)
+            ds.__getitems__([0, 799])       # the parent's readers: not the workers'
+            opened = rp.status().files_opened
+            loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=2,
+                                collate_fn=collate, multiprocessing_context={context!r})
+            batches = list(loader)
+            rows = [r for _, _, batch in batches for r in batch]
+            per_worker = {{}}
+            for pid, count, _ in batches:
+                per_worker.setdefault(pid, []).append(count)
+            key = lambda r: r["id"]
+            print(len(rows), sorted(rows, key=key) == sorted(stock, key=key),
+                  all(repr(sorted(rows, key=key)) == repr(sorted(stock, key=key)) for _ in [0]),
+                  len(per_worker), opened)
+            # a forked worker starts from the parent's count: 2 files more, at its first batch
+            for counts in per_worker.values():
+                print(counts[-1] - ({context!r} == "fork") * opened, len(counts) > 3,
+                      counts == sorted(counts) and len(set(counts[1:])) == 1)
+    """))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [str(data.num_rows), "True"]
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == [str(data.num_rows), "True", "True", "2", "2"]
+    assert lines[1:] == ["2 True True"] * 2, lines
+
+
+def test_every_column_type_and_the_ways_indices_come(wh):
+    """Each value of every column type pypaimon reads equals stock's in type
+    too; indices as lists, NumPy arrays, tensors, negative; out of range as stock."""
+    import torch
+    t, data = _table(wh, files=2, n=500)
+    stock = _dataset(t)
+    rp.accelerate()
+    fast = _dataset(t)
+    n = len(stock)
+    rng = np.random.default_rng(11)
+    every = rng.permutation(n).tolist()
+    want = stock.__getitems__(every)
+    got = fast.__getitems__(every)
+    assert same(got, want)
+    # every column has nulls and values among these rows
+    for name in data.column_names:
+        values = [r[name] for r in got]
+        assert name == "id" or None in values, name
+        assert any(v is not None for v in values), name
+    for indices in ([-1, 0, -n, 3], np.array([-1, 0, -n, 3]), np.array([7, 7], np.int32),
+                    torch.tensor([5, -2, 5]), range(495, 505), [np.int64(9), True]):
+        assert same(fast.__getitems__(indices), stock.__getitems__(indices)), indices
+    for bad in ([n], [-n - 1], np.array([0, n]), [0, 2 ** 70]):
+        with pytest.raises((IndexError, OverflowError)) as e:
+            stock.__getitems__(bad)
+        with pytest.raises(type(e.value)):
+            fast.__getitems__(bad)
+    with pytest.raises(TypeError):
+        fast.__getitems__([1.0])
+    assert fast.__getitems__(np.array([], np.int64)) == [] == fast.__getitems__([])
+
+
+def test_a_limit_and_an_arrow_row_id_index(wh):
+    """pypaimon's two kinds of _row_ids index: ranges cut by a limit, and an
+    Arrow array of _ROW_IDs (as pypaimon keeps when the ranges do not merge)."""
+    t, _ = _table(wh, files=3, n=200)
+    rb = t.new_read_builder().with_limit(450)
+    splits = rb.new_scan().plan().splits()
+    stock = rb.new_read().to_torch(splits)
+    rp.accelerate()
+    fast = rb.new_read().to_torch(splits)
+    assert len(fast) == len(stock)
+    batch = np.random.default_rng(2).integers(0, len(stock), 100).tolist()
+    assert same(fast.__getitems__(batch), stock.__getitems__(batch))
+    ids = pa.array(np.random.default_rng(4).permutation(600)[:250], pa.int64())
+    stock._row_ids = fast._row_ids = ids
+    batch = [0, 249, 17, 17, -3]
+    assert same(fast.__getitems__(batch), stock.__getitems__(batch))
+
+
+def test_readers_and_block_caches_kept_across_batches(wh):
+    from rowformat.paimon import _torch
+    t, _ = _table(wh, files=2, n=400)
+    rp.accelerate()
+    fast = _dataset(t)
+    fast.__getitems__([1, 799])
+    files = _torch._files(fast)
+    readers = dict(files.readers)
+    assert len(readers) == 2 and all(r.prefix_lookups for r in readers.values())
+    for k in range(5):
+        fast.__getitems__(np.random.default_rng(k).integers(0, 800, 50).tolist())
+    assert _torch._files(fast) is files and files.readers == readers
+    cached = sum(len(r._cache._items) for r in readers.values())
+    hits = sum(r._cache.hits for r in readers.values())
+    fast.__getitems__([1, 799, 400])
+    assert cached > 0 and sum(r._cache.hits for r in readers.values()) > hits
