@@ -9,7 +9,7 @@
 # The package is installed in editable mode: the compiled modules rebuild on
 # import when their sources change, so `.venv/bin/python -m pytest` from the
 # repository root tests the current tree. Setup reinstalls only when
-# pyproject.toml, CMakeLists.txt or build_backend/ changed, a Python module was
+# pyproject.toml, CMakeLists.txt or build_backend/ changed, a Python or Cython module was
 # added, moved or removed, or .venv's rowformat no longer imports.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
@@ -24,8 +24,8 @@ setup() {
         "$PY" -m venv "$VENV"
     fi
     local stamp="$VENV/.rowformat-setup" want
-    # the editable install lists the package's files: a new or moved module needs a reinstall
-    want="$( (cat pyproject.toml CMakeLists.txt build_backend/*.py; find rowformat src -name '*.py' | sort) \
+    # the editable install lists the package's files: a new or moved module (.py or .pyx) needs a reinstall
+    want="$( (cat pyproject.toml CMakeLists.txt build_backend/*.py; find rowformat src \( -name '*.py' -o -name '*.pyx' \) | sort) \
         | sha256sum | cut -c1-16)"
     # a build directory broken behind the stamp's back (an old `pip install .`
     # from this checkout rewrote build/'s CMake cache) shows as a failing import

@@ -23,7 +23,6 @@ and schemas. Readers release the GIL while they decompress.
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -31,6 +30,7 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError
+from .row.decode_pool import worker_threads
 from .row.reader import RowFileReader, read_metadata
 from .row.scatter import route_row_ids, take_files
 from .source import as_rows
@@ -177,7 +177,7 @@ class RowDataset:
             r = self._readers[f] = RowFileReader(self.files[f], self.schema,
                                                  cache_bytes=self.cache_bytes,
                                                  prefix_lookups=self.prefix_lookups,
-                                                 threads=self.threads or _worker_threads(),
+                                                 threads=self.threads or worker_threads(),
                                                  memory_map=self.memory_map)
             try:
                 self._check_rows(f, r.num_rows)
@@ -207,18 +207,6 @@ class RowDataset:
     def __repr__(self) -> str:
         return (f"<RowDataset: {len(self)} rows in {len(self.files)} files, "
                 f"columns {self.columns}>")
-
-
-def _worker_threads() -> Optional[int]:
-    """In a PyTorch DataLoader worker, the cores shared out among the
-    loader's workers (each worker's readers decompress on that many
-    threads, so that the workers together use each core once); elsewhere
-    None (the readers' default, the core count)."""
-    data = sys.modules.get("torch.utils.data")
-    info = data.get_worker_info() if data is not None else None
-    if info is None:
-        return None
-    return max(1, (os.cpu_count() or 1) // info.num_workers)
 
 
 def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..arrow_pylist import rows_as_dicts, to_pylist
-from ..dataset import _worker_threads
+from ..row.decode_pool import worker_threads
 from ..row.reader import RowFileReader
 from ..row.scatter import route_row_ids, take_files
 from . import _field_types, _reader
@@ -116,7 +116,7 @@ class _RowIdFiles:
         if r is None:
             r = self.readers[f] = RowFileReader(self.paths[f], self.schema,
                                                 cache_bytes=_CACHE_BYTES,
-                                                threads=_worker_threads(), **_READER_OPTIONS)
+                                                threads=worker_threads(), **_READER_OPTIONS)
             _reader.count_opened()
         return r
 

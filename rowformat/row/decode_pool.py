@@ -4,8 +4,10 @@ threads)."""
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Optional
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
@@ -21,6 +23,18 @@ def shared_pool(threads: int) -> ThreadPoolExecutor:
         if pool is None:
             pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="rowformat-read")
         return pool
+
+
+def worker_threads() -> Optional[int]:
+    """In a PyTorch DataLoader worker, the cores shared out among the
+    loader's workers (each worker's readers decompress on that many
+    threads, so that the workers together use each core once); elsewhere
+    None (the readers' default, the core count)."""
+    data = sys.modules.get("torch.utils.data")
+    info = data.get_worker_info() if data is not None else None
+    if info is None:
+        return None
+    return max(1, (os.cpu_count() or 1) // info.num_workers)
 
 
 def _forget_pools_in_child():
