@@ -11,22 +11,7 @@ import pyarrow as pa
 import pytest
 
 from rowformat.arrow_pylist import rows_as_dicts, to_pylist
-
-
-def same(a, b) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a == b or (a != a and b != b)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()
-    if isinstance(a, (dt.datetime, dt.time)):
-        return a == b and a.tzinfo == b.tzinfo
-    return a == b
+from tests._values import same
 
 
 def _columns(n=120, seed=3) -> dict:

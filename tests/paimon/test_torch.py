@@ -6,14 +6,13 @@ import subprocess
 import sys
 import textwrap
 
-import datetime as dt
-from decimal import Decimal
-
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import rowformat.paimon as rp
+
+from tests._values import same
 
 from ._tables import typed_table, write
 
@@ -47,24 +46,6 @@ def _dataset(t, projection=None):
     if projection is not None:
         rb = rb.with_projection(projection)
     return rb.new_read().to_torch(rb.new_scan().plan().splits())
-
-
-def same(a, b) -> bool:
-    """Equal and of the same Python types throughout (a Decimal's exponent, a
-    datetime's tzinfo too): == alone takes 1.5 for Decimal("1.50") and 1 for True."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a == b or (a != a and b != b)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, Decimal):
-        return a.as_tuple() == b.as_tuple()
-    if isinstance(a, (dt.datetime, dt.time)):
-        return a == b and a.tzinfo == b.tzinfo
-    return a == b
 
 
 def _batches(n):
