@@ -32,9 +32,10 @@ costs a Python source that does no work (see benchmarks/README.md).
 * lookup k of n: rows fetched by ``_ROW_ID`` with ``lookup_row_ids`` against a
   Parquet join (broadcast) finding the same rows by ``id``; tables made with
   ``spark.range`` (``--lookups``, default 2,000 of 10M and 20,000 of 2M).
-  The k ids (cached) are few, so ``lookup_row_ids`` reads them on the driver
-  (its ``local_max_rows``); "distributed" is the same lookup forced through
-  ``mapInArrow`` (``local_max_rows=0``). The floor is the same aggregate over
+  ``lookup_row_ids`` takes its default path: the driver when the k ids
+  (cached, so Spark's statistics know their size) are at most its
+  ``local_max_rows`` (10,000), else ``mapInArrow``; "distributed" is the same
+  lookup forced through ``mapInArrow`` (``local_max_rows=0``). The floor is the same aggregate over
   the cached ids alone: what Spark costs the query of k rows with no lookup.
 
 Targets (issue 25): write and full scan within 1.1x of the Python-source
@@ -505,7 +506,10 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
             per_core = res["rows"] / ours / cores
             extra = f" ({per_core / 1e6:.2f}M rows/s a core{'' if per_core >= 1e6 else ', **below 1M**'})"
         if DIST in sides:
-            extra = f" (on the driver; {DIST}: {runs.median(op, DIST):.2f} s)"
+            from rowformat.spark.lookups import LOCAL_MAX_ROWS
+            k = int(op.split()[1].replace(",", ""))
+            where = "on the driver" if k <= LOCAL_MAX_ROWS else "mapInArrow"
+            extra = f" ({where}; {DIST}: {runs.median(op, DIST):.2f} s)"
         lines.append(f"| {op} | {ours:.2f} s{extra} | {base:.2f} s ({LABELS.get(op, BASE)}) | "
                      f"{ours / base:.2f}x | {'' if target is None else f'<= {target:.1f}x'} | "
                      f"{verdict} | {floor} | {fr} | {ft} | {fv} |")
