@@ -27,11 +27,19 @@ costs a Python source that does no work (see benchmarks/README.md).
   Fory row bytes and back, ``rowformat.spark.to_fory``/``from_fory`` (Arrow
   UDFs over the batch codec) against the same conversion with pyfory 1.7.7
   in a ``pandas_udf`` (a Python object per row, as pyfory's API works);
-  from_fory's floor is an ``arrow_udf`` returning the struct it is given
-  (what Spark costs any Arrow UDF with that result).
+  from_fory's floor is an ``arrow_udf`` over the same BINARY column that
+  decodes nothing and returns rows decoded beforehand (one Arrow batch's
+  worth, reused): what Spark costs any Arrow UDF with that input and result.
+  Beside it, an identity ``arrow_udf`` returning the struct it is given
+  (Spark converting the struct both ways).
 * lookup k of n: rows fetched by ``_ROW_ID`` with ``lookup_row_ids`` against a
   Parquet join (broadcast) finding the same rows by ``id``; tables made with
   ``spark.range`` (``--lookups``, default 2,000 of 10M and 20,000 of 2M).
+  ``lookup_row_ids`` takes its default path: the driver when the k ids
+  (cached, so Spark's statistics know their size) are at most its
+  ``local_max_rows`` (10,000), else ``mapInArrow``; "distributed" is the same
+  lookup forced through ``mapInArrow`` (``local_max_rows=0``). The floor is the same aggregate over
+  the cached ids alone: what Spark costs the query of k rows with no lookup.
 
 Targets (issue 25): write and full scan within 1.1x of the Python-source
 floor; to_fory/from_fory at least 1M rows/s per core and at most 0.2x
@@ -69,6 +77,8 @@ from dataset import generate  # noqa: E402
 FORMAT = "paimon-row"
 FLOOR = "Python-source floor"
 BASE = "baseline"
+DIST = "distributed"          # a lookup forced through mapInArrow
+IDENTITY = "identity arrow_udf"
 # op -> the most ours may take, as a multiple of the floor (write, scan) or
 # of the baseline (the rest)
 FLOOR_TARGETS = {"write": 1.1, "full scan + aggregate": 1.1}
@@ -313,6 +323,22 @@ def _same(structs):
     return structs
 
 
+class ConstantStructs:
+    """An Arrow UDF over from_fory's input (the BINARY rows) that decodes
+    nothing: it returns rows of the same data, decoded before the run
+    (``structs``, Spark's Arrow types), as many as it is given; Spark's cost
+    of from_fory's input and result, with no decoding."""
+
+    def __init__(self, structs: pa.Array):
+        self.structs = structs
+
+    def __call__(self, data):
+        n, have = len(data), len(self.structs)
+        if n <= have:
+            return self.structs.slice(0, n)
+        return pa.concat_arrays([self.structs] * (n // have + 1)).slice(0, n)
+
+
 def fory_ops(spark, df) -> tuple[dict, object]:
     """to_fory / from_fory against pyfory in pandas UDFs; the rows' bytes
     (cached) for the decode side, which the caller unpersists."""
@@ -323,9 +349,12 @@ def fory_ops(spark, df) -> tuple[dict, object]:
     cols = F.struct(*FORY_COLUMNS)
     encode = pandas_udf(pyfory_encode, "binary")
     decode = pandas_udf(pyfory_decode, FORY_DDL)
-    same = arrow_udf(_same, FORY_DDL)     # the floor: Spark's cost of such a struct result
+    same = arrow_udf(_same, FORY_DDL)     # Spark's cost of such a struct, in and out
     data = df.select(to_fory(cols).alias("b"), cols.alias("s")).persist(StorageLevel.MEMORY_ONLY)
     data.count()
+    batch_rows = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000"))
+    structs = data.select("s").limit(batch_rows).toArrow().column(0).combine_chunks()
+    constant = arrow_udf(ConstantStructs(structs), FORY_DDL)   # the floor: no decoding
 
     def total(col):
         return df.select(col.alias("b")).agg(F.sum(F.length("b"))).first()[0]
@@ -336,7 +365,8 @@ def fory_ops(spark, df) -> tuple[dict, object]:
     return {
         "to_fory": {FORMAT: lambda: total(to_fory(cols)), BASE: lambda: total(encode(cols))},
         "from_fory": {FORMAT: lambda: decoded(from_fory("b", FORY_DDL)),
-                      BASE: lambda: decoded(decode("b")), FLOOR: lambda: decoded(same("s"))},
+                      BASE: lambda: decoded(decode("b")), FLOOR: lambda: decoded(constant("b")),
+                      IDENTITY: lambda: decoded(same("s"))},
     }, data
 
 
@@ -362,10 +392,13 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
         ids = spark.createDataFrame([tuple(r) for r in picked], "_ROW_ID long, id long").cache()
         assert ids.count() == k
 
-        def ours(path=path, ids=ids):
+        def ours(path=path, ids=ids, local_max_rows=None):
             out = rowformat.spark.lookup_row_ids(ids, path, ["id", "user", "score"],
-                                                 prefix="hit_")
+                                                 prefix="hit_", local_max_rows=local_max_rows)
             return tuple(out.agg(F.count("hit_id"), F.sum("hit_id"), F.sum("hit_score")).first())
+
+        def floor(ids=ids):
+            return tuple(ids.agg(F.count("id"), F.sum("id"), F.sum("_ROW_ID")).first())
 
         def join(pq=pq, ids=ids):
             out = F.broadcast(ids.select("id")).join(spark.read.parquet(pq), "id")
@@ -373,7 +406,8 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
         op = f"lookup {k:,} of {n:,}"
         TARGETS[op] = 0.2 if n // k >= 5000 else 0.5
         LABELS[op] = "Parquet join"
-        ops[op] = {FORMAT: ours, BASE: join}
+        ops[op] = {FORMAT: ours, BASE: join, DIST: lambda ours=ours: ours(local_max_rows=0),
+                   FLOOR: floor}
     return ops
 
 
@@ -430,6 +464,7 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
                 assert sum(r["n"] for r in got[FORMAT]) == rows
             elif op not in writes:
                 assert got[FORMAT] == got[BASE], f"{op}: {got}"
+                assert got.get(DIST, got[FORMAT]) == got[FORMAT], f"{op}: {got}"
     fory_data.unpersist()
     df.unpersist()
     return {"runs": runs, "files": {
@@ -494,9 +529,20 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
         if op in ("to_fory", "from_fory"):
             per_core = res["rows"] / ours / cores
             extra = f" ({per_core / 1e6:.2f}M rows/s a core{'' if per_core >= 1e6 else ', **below 1M**'})"
+        if DIST in sides:
+            from rowformat.spark.lookups import LOCAL_MAX_ROWS
+            k = int(op.split()[1].replace(",", ""))
+            where = "on the driver" if k <= LOCAL_MAX_ROWS else "mapInArrow"
+            extra = f" ({where}; {DIST}: {runs.median(op, DIST):.2f} s)"
         lines.append(f"| {op} | {ours:.2f} s{extra} | {base:.2f} s ({LABELS.get(op, BASE)}) | "
                      f"{ours / base:.2f}x | {'' if target is None else f'<= {target:.1f}x'} | "
                      f"{verdict} | {floor} | {fr} | {ft} | {fv} |")
+    lines += ["", f"The {FLOOR} column of from_fory is an `arrow_udf` over the same BINARY "
+              f"column returning rows decoded beforehand (Spark's cost of the UDF's input and "
+              f"result, no decoding); of a lookup, the same aggregate over the cached ids "
+              f"alone (Spark's cost of the query, no lookup). The CPU of a lookup on the "
+              f"driver misses the driver's own Python process (only Spark's JVM and its "
+              f"workers are measured)."]
     lines += ["", "CPU seconds (medians; Spark's JVM + its Python workers, from /proc), and "
               "every wall time:", "",
               "| operation | side | CPU JVM | CPU Python | CPU total | wall times (s) |",

@@ -39,6 +39,17 @@ READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share bloc
 # the task's batches (Spark's Arrow batches hold 10,000 rows by default), so
 # each block they touch is decompressed once, however the rows are spread.
 WINDOW_ROWS = int(os.environ.get("ROWFORMAT_SPARK_LOOKUP_WINDOW_ROWS", str(1 << 20)))
+# Few input rows are looked up on the driver instead (see _collect_small),
+# which saves the Python stage (its fixed cost, and a task per input
+# partition) but reads on one process: at most this many rows (the default
+# of ``local_max_rows=``; 0: never). Rows spread one per 64 KiB block cost
+# the driver ~25-50 us each (measured on 2 loaded cores), so 10,000 such rows
+# take about what a Python stage costs; neighbouring rows cost far less.
+LOCAL_MAX_ROWS = int(os.environ.get("ROWFORMAT_SPARK_LOOKUP_LOCAL_ROWS", "10000"))
+# ... and an input Spark's plan statistics put at most this big, as Spark's
+# spark.sql.autoBroadcastJoinThreshold (10 MiB) judges a side small enough to
+# collect: above it, no job is run to count the rows.
+LOCAL_MAX_BYTES = 10 << 20
 
 _readers: "OrderedDict[tuple[str, str], RowFileReader]" = OrderedDict()
 _lock = threading.Lock()
@@ -232,12 +243,56 @@ class PathAndRow:
         return batch.column(self.path_col), batch.column(self.row_col)
 
 
-def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate):
+def _int(big) -> int:
+    """A Scala BigInt through py4j (an int, or an object)."""
+    return big if isinstance(big, int) else int(big.toString())
+
+
+def _collect_small(df, max_rows: int | None):
+    """``df``'s rows as an Arrow table when they are few, else None.
+
+    Few: Spark's plan statistics (no job) put ``df`` at most LOCAL_MAX_BYTES
+    and, when they count rows, at most ``max_rows`` rows; the collected table
+    (one JVM-only job, ``toArrow``) then holds at most ``max_rows``. When the
+    statistics do not know the size (a DataFrame of a Python list or an RDD,
+    a Python data source), only an explicit ``max_rows`` collects, and at
+    most ``max_rows + 1`` rows of it (``limit``)."""
+    explicit = max_rows is not None
+    max_rows = LOCAL_MAX_ROWS if max_rows is None else int(max_rows)
+    if max_rows <= 0:
+        return None
+    try:
+        stats = df._jdf.queryExecution().optimizedPlan().stats()
+        size = _int(stats.sizeInBytes())
+        counted = stats.rowCount()
+        rows = _int(counted.get()) if counted.isDefined() else None
+        unknown = size >= df.sparkSession._jsparkSession.sessionState().conf() \
+            .defaultSizeInBytes()
+    except Exception:            # Spark Connect (no _jdf), or statistics Spark cannot give
+        return None
+    if rows is not None and rows > max_rows:
+        return None
+    if unknown:
+        if not explicit:
+            return None
+        df = df.limit(max_rows + 1)
+    elif size > LOCAL_MAX_BYTES:
+        return None
+    try:
+        table = df.toArrow()
+    except Exception:            # a column type Arrow cannot carry: the distributed path
+        return None
+    return table if table.num_rows <= max_rows else None
+
+
+def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate,
+                local_max_rows: int | None, local=None):
     """``df`` through LookupBatches: the looked-up ``columns`` appended as
-    ``prefix`` + name, nullable."""
+    ``prefix`` + name, nullable. When ``df`` is small (``local``, or
+    _collect_small finds it so) the rows are looked up on the driver, at
+    this call, and the result is a DataFrame of local data: the same
+    LookupBatches over the collected batches, and no Python worker runs."""
     from pyspark.sql.types import StructField, StructType
-    from .preflight import check_workers
-    check_workers(df.sparkSession)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
     out_names = [prefix + c for c in columns]
@@ -247,7 +302,17 @@ def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate):
     out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
                                                 for o, f in zip(out_names, fields.fields)])
     fetcher = Fetcher(row_type, columns, fields.json())
-    return df.mapInArrow(LookupBatches(fetcher, locate, out_names), out_schema)
+    run = LookupBatches(fetcher, locate, out_names)
+    if local is None:
+        local = _collect_small(df, local_max_rows)
+    if local is not None:
+        out = list(run(iter(local.to_batches())))
+        if not out:
+            return df.sparkSession.createDataFrame([], out_schema)
+        return df.sparkSession.createDataFrame(pa.Table.from_batches(out), out_schema)
+    from .preflight import check_workers
+    check_workers(df.sparkSession)
+    return df.mapInArrow(run, out_schema)
 
 
 class LookupColumn:
@@ -281,25 +346,44 @@ def _spark_fields(schema: RowType, columns):
 
 def _schema_from_data(df, path_col):
     first = df.where(df[path_col].isNotNull()).select(path_col).limit(1).collect()
-    if not first:
+    return _schema_of_path(first[0][0] if first else None, path_col)
+
+
+def _schema_of_path(path, path_col):
+    if path is None:
         raise SchemaError(f"lookup: column {path_col!r} holds no path to take a schema from; "
                           f"pass schema=")
-    root = _table_root(first[0][0])
+    root = _table_root(path)
     if root is None:
-        raise SchemaError(f"lookup: {first[0][0]} is not in a Paimon table, so it has no "
+        raise SchemaError(f"lookup: {path} is not in a Paimon table, so it has no "
                           f"stored schema; pass schema= (Paimon schema text)")
     return _table_file_schema(root)
 
 
-def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = ""):
+def _first_path(table: pa.Table, path_col: str):
+    paths = table.column(path_col).drop_null()
+    return paths[0].as_py() if len(paths) else None
+
+
+def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = "",
+           local_max_rows: int | None = None):
     """``df`` with the rows at (``df[path_col]``, ``df[row_col]``) appended
-    as columns (``prefix`` + name), through ``mapInArrow``.
+    as columns (``prefix`` + name), through ``mapInArrow``; or, when ``df``
+    holds at most ``local_max_rows`` rows (default LOCAL_MAX_ROWS, 10,000;
+    0: never), on the driver at this call (see docs/spark.md).
 
     ``schema``: the files' Paimon schema (RowType, text) or a Paimon append
     table directory; by default the table holding the first path in ``df``
     (one small Spark job). ``columns``: the columns to fetch (default all)."""
-    row_type = _schema_from_data(df, path_col) if schema is None else resolve_schema(schema)
-    return _map_lookup(df, "lookup", row_type, columns, prefix, PathAndRow(path_col, row_col))
+    local = None
+    if schema is not None:
+        row_type = resolve_schema(schema)
+    else:
+        local = _collect_small(df, local_max_rows)     # a path to take the schema from
+        row_type = (_schema_from_data(df, path_col) if local is None else
+                    _schema_of_path(_first_path(local, path_col), path_col))
+    return _map_lookup(df, "lookup", row_type, columns, prefix, PathAndRow(path_col, row_col),
+                       local_max_rows, local)
 
 
 def lookup_udf(columns=None, *, schema):
@@ -333,7 +417,8 @@ class RowIdColumn:
 
 
 def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
-                   prefix: str = "", snapshot_id: int | None = None):
+                   prefix: str = "", snapshot_id: int | None = None,
+                   local_max_rows: int | None = None):
     """``df`` with the rows of the Paimon table at ``table`` whose
     ``_ROW_ID`` is ``df[row_id_col]`` appended as columns (``prefix`` +
     name); nulls for a null id or one the snapshot does not hold.
@@ -342,11 +427,14 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
     files through the snapshot's file metadata (each file's first row id
     and row count), and each id is one block read of its file
     (``RowFileReader.take``, through the worker's cached readers). Reads the
-    latest snapshot, or ``snapshot_id``."""
+    latest snapshot, or ``snapshot_id``. When ``df`` holds at most
+    ``local_max_rows`` rows (default LOCAL_MAX_ROWS, 10,000; 0: never) the
+    rows are read on the driver at this call, and the result is a DataFrame
+    of local data (see docs/spark.md)."""
     path = os.path.abspath(table)
     t, _ = tb.pin(path, snapshot_id=snapshot_id)     # the plan and the files read agree
     router = tb.RowIdRouter.from_table(t, path)
     if row_id_col not in df.columns:
         raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
     return _map_lookup(df, "lookup_row_ids", tb.row_type(t), columns, prefix,
-                       RowIdColumn(router, row_id_col))
+                       RowIdColumn(router, row_id_col), local_max_rows)

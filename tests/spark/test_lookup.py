@@ -235,3 +235,110 @@ def test_lookup_is_a_function_whose_help_shows_its_parameters():
                                                               "columns"]
     import rowformat.spark.lookups    # importing the module leaves the function in place
     assert inspect.isfunction(rowformat.spark.lookup)
+
+
+# ---------------------------------------------------------------- the driver path
+
+def _plan(df) -> str:
+    return df._jdf.queryExecution().optimizedPlan().toString()
+
+
+def _is_local(df) -> bool:
+    plan = _plan(df)
+    assert ("MapInArrow" in plan) != ("LocalRelation" in plan), plan
+    return "LocalRelation" in plan
+
+
+MIXED = ("f string, r long, ts timestamp, d date, dec decimal(20, 4), "
+         "m map<string, int>, s struct<a: int, b: array<string>>, k int not null")
+
+
+def _mixed_input(spark, keys):
+    import datetime
+    import decimal
+    rows = [(f, r, datetime.datetime(2024, 1, 1 + k % 27, 3, 4, 5, 6 * k),
+             datetime.date(2020, 2, 1 + k % 28), decimal.Decimal(k) / 7,
+             {"x": k} if k % 3 else None, (k, [str(k), None]) if k % 4 else None, k)
+            for k, (f, r) in enumerate(keys)]
+    return spark.createDataFrame(rows, MIXED)     # 2 partitions, a stable order
+
+
+def test_driver_and_distributed_lookups_agree(spark, table):
+    """Few rows are looked up on the driver (a DataFrame of local data);
+    the result equals the distributed one's: values, nulls, every input
+    column and type, the schema, the order of the input rows."""
+    path, where = table
+    df = _mixed_input(spark, requests(where, 200))
+    dist = lk.lookup(df, "f", "r", ["tags", "id", "name"], schema=path, prefix="h_",
+                     local_max_rows=0)
+    # a DataFrame of a Python list: Spark's statistics do not know its size,
+    # so only an explicit local_max_rows collects it
+    assert not _is_local(lk.lookup(df, "f", "r", ["id"], schema=path))
+    local = lk.lookup(df, "f", "r", ["tags", "id", "name"], schema=path, prefix="h_",
+                      local_max_rows=1000)
+    assert not _is_local(dist) and _is_local(local)
+    assert local.schema == dist.schema
+    assert local.collect() == dist.collect()
+    got = local.collect()
+    assert [r.h_id for r in got] == [None if f is None or r is None else where[(f, r)]
+                                     for f, r in ((x.f, x.r) for x in got)]
+    # the schema taken from the data works on both paths
+    for lm in (0, None):
+        out = lk.lookup(df.select("f", "r"), "f", "r", ["id"], local_max_rows=lm and 1000)
+        assert [x.id for x in out.collect()] == [x.h_id for x in got]
+
+
+def test_driver_and_distributed_row_id_lookups_agree(spark, tracked):
+    ids = list(range(0, 2000, 37))[::-1] + [5, 5, 1999, 2000, 10**9, -1, None]
+    df = spark.createDataFrame([(i, f"q{i}") for i in ids], "_ROW_ID long, q string") \
+        .repartition(3).cache()     # cached and counted: Spark's statistics know its size
+    df.count()
+    dist = lk.lookup_row_ids(df, tracked, ["name", "id", "tags"], prefix="hit_",
+                             local_max_rows=0)
+    local = lk.lookup_row_ids(df, tracked, ["name", "id", "tags"], prefix="hit_")
+    assert not _is_local(dist) and _is_local(local)
+    assert local.schema == dist.schema
+    assert local.collect() == dist.collect()
+    assert [r.hit_id for r in local.collect() if r[0] in (2000, 10**9, -1, None)] == [None] * 4
+    empty = df.where("_ROW_ID > 10000000000")
+    for lm in (0, None):
+        out = lk.lookup_row_ids(empty, tracked, ["id"], local_max_rows=lm)
+        assert out.collect() == [] and out.columns == ["_ROW_ID", "q", "id"]
+
+
+def test_driver_path_threshold(spark, tracked, monkeypatch):
+    df = spark.range(50).withColumnRenamed("id", "_ROW_ID").repartition(2)
+    assert _is_local(lk.lookup_row_ids(df, tracked, ["id"], local_max_rows=50))
+    assert not _is_local(lk.lookup_row_ids(df, tracked, ["id"], local_max_rows=49))
+    monkeypatch.setattr(lk, "LOCAL_MAX_ROWS", 49)                # the default
+    assert not _is_local(lk.lookup_row_ids(df, tracked, ["id"]))
+    monkeypatch.setattr(lk, "LOCAL_MAX_ROWS", 50)
+    local = lk.lookup_row_ids(df, tracked, ["id"])
+    assert _is_local(local)
+    # an input the plan's statistics call big is not collected at all (no job)
+    monkeypatch.setattr(lk, "LOCAL_MAX_BYTES", 8)
+    with monkeypatch.context() as m:
+        m.setattr(type(df), "toArrow", lambda self: pytest.fail("collected"))
+        m.setattr(type(df), "limit", lambda self, n: pytest.fail("collected"))
+        out = lk.lookup_row_ids(df, tracked, ["id"])
+    assert not _is_local(out)
+    assert sorted(out.collect()) == sorted(local.collect())
+    # a size the statistics do not know: collected (at most n + 1 rows) only when asked
+    listed = spark.createDataFrame([(i,) for i in range(50)], "_ROW_ID long")
+    assert not _is_local(lk.lookup_row_ids(listed, tracked, ["id"]))
+    assert _is_local(lk.lookup_row_ids(listed, tracked, ["id"], local_max_rows=50))
+    assert not _is_local(lk.lookup_row_ids(listed, tracked, ["id"], local_max_rows=49))
+
+
+@pytest.mark.parametrize("local_max_rows", [0, 10])
+def test_lookup_errors_on_both_paths(spark, table, local_max_rows):
+    path, where = table
+    f = next(iter(where))[0]
+    df = spark.createDataFrame([(f, 10**6)], "f string, r long")
+    with pytest.raises(Exception, match=rf"{os.path.basename(f)}: row_numbers contains row "
+                                        rf"1000000, outside \[0, \d+\)"):
+        out = lk.lookup(df, "f", "r", schema=path, local_max_rows=local_max_rows)
+        assert _is_local(out) == bool(local_max_rows)
+        out.collect()
+    with pytest.raises(rowformat.SchemaError, match="no column 'nope'"):
+        lk.lookup(df, "f", "r", ["nope"], schema=path, local_max_rows=local_max_rows)
