@@ -97,12 +97,30 @@ def _variants(arr: pa.Array):
     yield pa.chunked_array([arr.slice(0, 5), arr.slice(9, 30)], arr.type)
 
 
+def _convert(convert, arr):
+    """convert(arr), or the ValueError it raised: pyarrow's nanosecond values
+    need pandas (absent where the wheels are tested on CPython 3.14), and
+    without it to_pylist() raises, as ours must then too."""
+    try:
+        return convert(arr)
+    except ValueError as e:
+        return e
+
+
+def _check(arr, name):
+    want = _convert(pa.Array.to_pylist if isinstance(arr, pa.Array) else pa.ChunkedArray.to_pylist,
+                    arr)
+    got = _convert(to_pylist, arr)
+    if isinstance(want, ValueError):
+        assert type(got) is type(want), (name, got)
+    else:
+        assert same(got, want), (name, got[:5], want[:5])
+
+
 @pytest.mark.parametrize("name", list(COLUMNS))
 def test_values_equal_to_pylist(name):
     for arr in _variants(COLUMNS[name]):
-        want = arr.to_pylist()
-        got = to_pylist(arr)
-        assert same(got, want), (name, got[:5], want[:5])
+        _check(arr, name)
 
 
 def test_all_nulls_and_no_nulls():
@@ -112,7 +130,7 @@ def test_all_nulls_and_no_nulls():
         if arr.type != pa.null():
             full = arr.filter(arr.is_valid())
             assert full.null_count == 0
-            assert same(to_pylist(full), full.to_pylist()), name
+            _check(full, name)
 
 
 @pytest.mark.parametrize("arr", [
@@ -137,7 +155,9 @@ def test_the_ends_of_pythons_years():
 
 
 def test_rows_as_dicts_is_table_to_pylist():
-    table = pa.table(COLUMNS)
+    # the columns whose values Python can hold here (see _convert)
+    table = pa.table({k: v for k, v in COLUMNS.items()
+                      if not isinstance(_convert(pa.Array.to_pylist, v), ValueError)})
     for t in (table, table.slice(11, 40), table.take(pa.array([3, 3, 0]))):
         got = rows_as_dicts(t.column_names, [to_pylist(c) for c in t.columns])
         want = t.to_pylist()
