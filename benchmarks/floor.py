@@ -50,12 +50,12 @@ def load_blocks(path: str):
     return frames, usize, offsets
 
 
-def _split(items, parts):
+def split_in(items, parts):
     k = (len(items) + parts - 1) // parts
     return [items[i:i + k] for i in range(0, len(items), k)]
 
 
-def _decomp_list(fs, ss):
+def decompress_list(fs, ss):
     d = zstandard.ZstdDecompressor()
     return [d.decompress(f, max_output_size=s) for f, s in zip(fs, ss)]
 
@@ -86,9 +86,9 @@ class Floor:
         fs = self.frames if ids is None else [self.frames[b] for b in ids]
         ss = self.sizes if ids is None else [self.sizes[b] for b in ids]
         if how == "1t":
-            return _decomp_list(fs, ss)
+            return decompress_list(fs, ss)
         if how == "2t-pool":
-            return list(self.pool.map(lambda p: _decomp_list(*p), zip(_split(fs, 2), _split(ss, 2))))
+            return list(self.pool.map(lambda p: decompress_list(*p), zip(split_in(fs, 2), split_in(ss, 2))))
         if how == "2t-multi":
             buf = struct.pack(f"={len(ss)}Q", *ss)
             return self.d.multi_decompress_to_buffer(fs, decompressed_sizes=buf, threads=2)
@@ -98,7 +98,7 @@ class Floor:
     @property
     def raw(self):
         if self._raw is None:
-            self._raw = _decomp_list(self.frames, self.sizes)
+            self._raw = decompress_list(self.frames, self.sizes)
         return self._raw
 
     def _comp_list(self, blocks):
@@ -118,9 +118,9 @@ class Floor:
         if how == "1t":
             return self._comp_list(raw)
         if how == "2t-java":
-            return list(self.pool.map(self._comp_java, _split(raw, 2)))
+            return list(self.pool.map(self._comp_java, split_in(raw, 2)))
         if how == "2t-pool":
-            return list(self.pool.map(self._comp_list, _split(raw, 2)))
+            return list(self.pool.map(self._comp_list, split_in(raw, 2)))
         if how == "2t-multi":
             c = zstandard.ZstdCompressor(level=self.level, write_content_size=False, write_checksum=False)
             return c.multi_compress_to_buffer(raw, threads=2)

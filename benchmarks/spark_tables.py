@@ -12,7 +12,10 @@ in rotating order (the machine is shared: neighbours then slow every side
 alike); each cell is the median, with the CPU seconds of Spark's JVM and of
 its Python workers beside it. One untimed round warms up the JVM and the
 Python workers first. The "Python-source floor" sides are what Spark itself
-costs a Python source that does no work (see benchmarks/README.md).
+costs a Python source that does no work (see benchmarks/README.md): for the
+write, ``null-sink``, a Python source whose writer only counts the rows it is
+sent (beside it, a ``mapInArrow`` that only counts: Spark's rows to Arrow
+batches in Python workers, without a source's writer around them).
 
 * write: ``df.write.format("paimon-row").mode("overwrite").save(table)`` vs
   ``df.write.mode("overwrite").parquet(dir)``; partitioned by ``flag``
@@ -29,9 +32,10 @@ costs a Python source that does no work (see benchmarks/README.md).
   in a ``pandas_udf`` (a Python object per row, as pyfory's API works);
   from_fory's floor is an ``arrow_udf`` over the same BINARY column that
   decodes nothing and returns rows decoded beforehand (one Arrow batch's
-  worth, reused): what Spark costs any Arrow UDF with that input and result.
-  Beside it, an identity ``arrow_udf`` returning the struct it is given
-  (Spark converting the struct both ways).
+  worth, reused): what Spark costs any Arrow UDF with that input and result;
+  to_fory's floor likewise returns Fory bytes made beforehand. Beside them,
+  an identity ``arrow_udf`` returning the struct it is given (Spark
+  converting the struct both ways).
 * lookup k of n: rows fetched by ``_ROW_ID`` with ``lookup_row_ids`` against a
   Parquet join (broadcast) finding the same rows by ``id``; tables made with
   ``spark.range`` (``--lookups``, default 2,000 of 10M and 20,000 of 2M).
@@ -39,7 +43,9 @@ costs a Python source that does no work (see benchmarks/README.md).
   (cached, so Spark's statistics know their size) are at most its
   ``local_max_rows`` (10,000), else ``mapInArrow``; "distributed" is the same
   lookup forced through ``mapInArrow`` (``local_max_rows=0``). The floor is the same aggregate over
-  the cached ids alone: what Spark costs the query of k rows with no lookup.
+  the cached ids alone: what Spark costs the query of k rows with no lookup;
+  beside it, the touched blocks (read beforehand) decompressed whole on 2
+  threads on the driver: the least the lookup itself decodes.
 
 Targets (issue 25): write and full scan within 1.1x of the Python-source
 floor; to_fory/from_fory at least 1M rows/s per core and at most 0.2x
@@ -49,6 +55,7 @@ of the Parquet join.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import math
 import os
@@ -60,6 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -69,16 +77,21 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import pyarrow as pa  # noqa: E402
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    DataSource, DataSourceArrowWriter, DataSourceReader, InputPartition, WriterCommitMessage)
 from pyspark.sql.types import StructType  # noqa: E402
 
 from dataset import generate  # noqa: E402
+from floor import decompress_list, split_in  # noqa: E402
 
 FORMAT = "paimon-row"
 FLOOR = "Python-source floor"
 BASE = "baseline"
 DIST = "distributed"          # a lookup forced through mapInArrow
 IDENTITY = "identity arrow_udf"
+MAP_IN_ARROW = "mapInArrow that only counts"
+DECODE = "decompress the touched blocks"   # of a lookup, on the driver
+BLOCKS: dict = {}                      # lookup op -> blocks its rows touch
 # op -> the most ours may take, as a multiple of the floor (write, scan) or
 # of the baseline (the rest)
 FLOOR_TARGETS = {"write": 1.1, "full scan + aggregate": 1.1}
@@ -216,11 +229,37 @@ class Runs:
 # cached rows into Arrow batches for a Python worker (a write), or taking
 # Arrow batches, already in Spark's types, from Python workers (a scan).
 
+class NullSink(DataSource):
+    """``null-sink``: a Python source whose writer only counts the rows it
+    is sent; Spark's whole write path for a Python source, with no work."""
+
+    @classmethod
+    def name(cls):
+        return "null-sink"
+
+    def writer(self, schema, overwrite):
+        return NullWriter()
+
+
+@dataclasses.dataclass
+class Counted(WriterCommitMessage):
+    rows: int
+
+
+class NullWriter(DataSourceArrowWriter):
+    def write(self, iterator):
+        return Counted(sum(b.num_rows for b in iterator))
+
+    def commit(self, messages):
+        pass
+
+
 def _consume(batches):
     yield pa.RecordBatch.from_pydict({"rows": [sum(b.num_rows for b in batches)]})
 
 
 def write_floor(df):
+    """Spark's rows to Arrow batches in Python workers alone (no source)."""
     return df.mapInArrow(_consume, "rows long").collect()
 
 
@@ -323,20 +362,20 @@ def _same(structs):
     return structs
 
 
-class ConstantStructs:
-    """An Arrow UDF over from_fory's input (the BINARY rows) that decodes
-    nothing: it returns rows of the same data, decoded before the run
-    (``structs``, Spark's Arrow types), as many as it is given; Spark's cost
-    of from_fory's input and result, with no decoding."""
+class Constant:
+    """An Arrow UDF that computes nothing: it returns values of the right
+    type made before the run (``values``, one Arrow batch's worth, reused),
+    as many as it is given rows; Spark's cost of a UDF's input and result
+    with no work in between (from_fory's and to_fory's floors)."""
 
-    def __init__(self, structs: pa.Array):
-        self.structs = structs
+    def __init__(self, values: pa.Array):
+        self.values = values
 
     def __call__(self, data):
-        n, have = len(data), len(self.structs)
+        n, have = len(data), len(self.values)
         if n <= have:
-            return self.structs.slice(0, n)
-        return pa.concat_arrays([self.structs] * (n // have + 1)).slice(0, n)
+            return self.values.slice(0, n)
+        return pa.concat_arrays([self.values] * (n // have + 1)).slice(0, n)
 
 
 def fory_ops(spark, df) -> tuple[dict, object]:
@@ -353,8 +392,10 @@ def fory_ops(spark, df) -> tuple[dict, object]:
     data = df.select(to_fory(cols).alias("b"), cols.alias("s")).persist(StorageLevel.MEMORY_ONLY)
     data.count()
     batch_rows = int(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000"))
-    structs = data.select("s").limit(batch_rows).toArrow().column(0).combine_chunks()
-    constant = arrow_udf(ConstantStructs(structs), FORY_DDL)   # the floor: no decoding
+    sample = data.limit(batch_rows).toArrow()
+    # the floors: no decoding, no encoding
+    constant_structs = arrow_udf(Constant(sample.column("s").combine_chunks()), FORY_DDL)
+    constant_bytes = arrow_udf(Constant(sample.column("b").combine_chunks()), "binary")
 
     def total(col):
         return df.select(col.alias("b")).agg(F.sum(F.length("b"))).first()[0]
@@ -363,14 +404,46 @@ def fory_ops(spark, df) -> tuple[dict, object]:
         return data.select(col.alias("r")).agg(F.count("r.id"), F.sum("r.id"),
                                                F.sum(F.length("r.name"))).first()
     return {
-        "to_fory": {FORMAT: lambda: total(to_fory(cols)), BASE: lambda: total(encode(cols))},
+        "to_fory": {FORMAT: lambda: total(to_fory(cols)), BASE: lambda: total(encode(cols)),
+                    FLOOR: lambda: total(constant_bytes(cols))},
         "from_fory": {FORMAT: lambda: decoded(from_fory("b", FORY_DDL)),
-                      BASE: lambda: decoded(decode("b")), FLOOR: lambda: decoded(constant("b")),
+                      BASE: lambda: decoded(decode("b")),
+                      FLOOR: lambda: decoded(constant_structs("b")),
                       IDENTITY: lambda: decoded(same("s"))},
     }, data
 
 
 # ---------------------------------------------------------------- lookups
+
+class TouchedBlocks:
+    """The frames of the blocks of a row-tracking table that ``row_ids``
+    fall in, read into memory beforehand; a call decompresses them whole on
+    2 threads, on the driver: the least a lookup of those rows decodes
+    (prefix decoding stops at the last row a block is asked for)."""
+
+    def __init__(self, path: str, row_ids: list[int]):
+        import numpy as np
+        import rowformat
+        from rowformat.paimon import tables as tb
+        paths, rows = tb.RowIdRouter.from_table(tb.open_table(path), path).route(
+            pa.array(row_ids, pa.int64()))
+        frames, sizes = [], []
+        by_file = pa.table({"p": paths, "r": rows}).group_by("p").aggregate([("r", "list")])
+        for file, wanted in zip(by_file["p"].to_pylist(), by_file["r_list"].to_pylist()):
+            index = rowformat.read_metadata(file).block_index
+            blocks = np.unique(np.searchsorted(index.row_starts, wanted, "right") - 1)
+            offsets = index.offsets
+            with open(file, "rb") as f:
+                for b in blocks.tolist():
+                    f.seek(int(offsets[b]))
+                    frames.append(f.read(int(index.compressed_sizes[b])))
+                    sizes.append(int(index.uncompressed_sizes[b]))
+        self.frames, self.sizes = frames, sizes
+        self.pool = ThreadPoolExecutor(2)
+
+    def __call__(self):
+        return list(self.pool.map(lambda p: decompress_list(*p),
+                                  zip(split_in(self.frames, 2), split_in(self.sizes, 2))))
 
 def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
     """For each (n, k): a row-tracking Paimon table and a Parquet copy of n
@@ -379,6 +452,7 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
     from pyspark.sql import functions as F
     ops = {}
     for n, k in sizes:
+        op = f"lookup {k:,} of {n:,}"
         path, pq = os.path.join(workdir, f"lk{n}"), os.path.join(workdir, f"lk{n}.parquet")
         data = spark.range(0, n, 1, 2).selectExpr(
             "id", "concat('user-', cast(id % 997 as string)) as user",
@@ -391,6 +465,8 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
             .where(F.col("id") % step == 0).select("_ROW_ID", "id").limit(k).collect()
         ids = spark.createDataFrame([tuple(r) for r in picked], "_ROW_ID long, id long").cache()
         assert ids.count() == k
+        touched = TouchedBlocks(path, [r[0] for r in picked])
+        BLOCKS[op] = len(touched.frames)
 
         def ours(path=path, ids=ids, local_max_rows=None):
             out = rowformat.spark.lookup_row_ids(ids, path, ["id", "user", "score"],
@@ -403,11 +479,10 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
         def join(pq=pq, ids=ids):
             out = F.broadcast(ids.select("id")).join(spark.read.parquet(pq), "id")
             return tuple(out.agg(F.count("user"), F.sum("id"), F.sum("score")).first())
-        op = f"lookup {k:,} of {n:,}"
         TARGETS[op] = 0.2 if n // k >= 5000 else 0.5
         LABELS[op] = "Parquet join"
         ops[op] = {FORMAT: ours, BASE: join, DIST: lambda ours=ours: ours(local_max_rows=0),
-                   FLOOR: floor}
+                   FLOOR: floor, DECODE: touched}
     return ops
 
 
@@ -423,11 +498,13 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
     p = {k: os.path.join(workdir, k) for k in ("row", "parquet", "row_part", "parquet_part",
                                                "arrow")}
     spark.dataSource.register(ArrowFilesSource)
+    spark.dataSource.register(NullSink)
     writes = {
         "write": {
             FORMAT: lambda: df.write.format(FORMAT).mode("overwrite").save(p["row"]),
             BASE: lambda: df.write.mode("overwrite").parquet(p["parquet"]),
-            FLOOR: lambda: write_floor(df)},
+            FLOOR: lambda: df.write.format("null-sink").mode("overwrite").save(),
+            MAP_IN_ARROW: lambda: write_floor(df)},
         "partitioned write": {
             FORMAT: lambda: df.write.format(FORMAT).option("partitionKeys", "flag")
             .mode("overwrite").save(p["row_part"]),
@@ -537,12 +614,35 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
         lines.append(f"| {op} | {ours:.2f} s{extra} | {base:.2f} s ({LABELS.get(op, BASE)}) | "
                      f"{ours / base:.2f}x | {'' if target is None else f'<= {target:.1f}x'} | "
                      f"{verdict} | {floor} | {fr} | {ft} | {fv} |")
-    lines += ["", f"The {FLOOR} column of from_fory is an `arrow_udf` over the same BINARY "
-              f"column returning rows decoded beforehand (Spark's cost of the UDF's input and "
-              f"result, no decoding); of a lookup, the same aggregate over the cached ids "
-              f"alone (Spark's cost of the query, no lookup). The CPU of a lookup on the "
-              f"driver misses the driver's own Python process (only Spark's JVM and its "
-              f"workers are measured)."]
+    lines += ["", f"The {FLOOR} column: of a write, a Python source (`null-sink`) whose "
+              f"writer only counts the rows it is sent; of a scan, a Python source yielding "
+              f"the rows as ready Arrow batches; of from_fory and to_fory, an `arrow_udf` over "
+              f"the same input returning results made beforehand (Spark's cost of the UDF's "
+              f"input and result, no decoding or encoding); of a lookup, the same aggregate "
+              f"over the cached ids alone (Spark's cost of the query, no lookup). The CPU of a "
+              f"lookup on the driver misses the driver's own Python process (only Spark's JVM "
+              f"and its workers are measured)."]
+    notes = []
+    for op, sides in runs.wall.items():
+        ours = runs.median(op, FORMAT)
+        if MAP_IN_ARROW in sides:
+            m = runs.median(op, MAP_IN_ARROW)
+            notes.append(f"- {op}: a `{MAP_IN_ARROW}` (Spark's rows to Arrow batches in Python "
+                         f"workers, without a source's writer): {m:.2f} s; ours is {ours / m:.2f}x "
+                         f"that.")
+        if op in ("to_fory", "from_fory") and FLOOR in sides:
+            fl = runs.median(op, FLOOR)
+            notes.append(f"- {op}: Spark's floor for such a UDF alone is "
+                         f"{res['rows'] / fl / cores / 1e6:.2f}M rows/s a core.")
+        if DECODE in sides:
+            q, d = runs.median(op, FLOOR), runs.median(op, DECODE)
+            need = TARGETS[op] * runs.median(op, BASE)
+            notes.append(f"- {op}: the rows fall in {BLOCKS.get(op, 0):,} blocks; decompressing "
+                         f"them whole on 2 threads (on the driver, the blocks read beforehand) "
+                         f"takes {d:.3f} s, and the query alone {q:.3f} s: {q + d:.3f} s together, "
+                         f"against the {need:.3f} s the target allows.")
+    if notes:
+        lines += [""] + notes
     lines += ["", "CPU seconds (medians; Spark's JVM + its Python workers, from /proc), and "
               "every wall time:", "",
               "| operation | side | CPU JVM | CPU Python | CPU total | wall times (s) |",

@@ -89,6 +89,9 @@ def test_spark_tables_report(tmp_path):
     assert text.count("| <= 1.1x |") == 2           # write and full scan: the floor targets
     assert "| write | Python-source floor |" in text
     assert "| full scan + aggregate | Python-source floor |" in text
+    assert "| write | mapInArrow that only counts |" in text
+    assert "| to_fory | Python-source floor |" in text
+    assert text.count("| decompress the touched blocks |") == 2     # the two lookups
     assert "Load average" in text and "pyspark 4." in text
 
 
