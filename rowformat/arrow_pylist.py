@@ -42,8 +42,9 @@ _NAT = np.iinfo(np.int64).min
 
 def _numpy_kind(t: pa.DataType) -> bool:
     """Whether ``to_numpy(zero_copy_only=False).tolist()`` gives to_pylist()'s
-    values for an array of ``t`` without nulls (with nulls, the
-    object-typed ones give None there too; see _with_nulls)."""
+    values for an array of ``t`` without nulls; with nulls, the
+    object-typed ones (all but the numbers: see _numeric) give None there
+    too."""
     return (pa.types.is_integer(t) or t in (pa.float32(), pa.float64(), pa.bool_())
             or pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_binary(t) or pa.types.is_large_binary(t)
@@ -145,7 +146,7 @@ def to_pylist(arr: pa.Array | pa.ChunkedArray) -> list:
     if pa.types.is_integer(t) or t in (pa.float32(), pa.float64()):
         return _numeric(arr)
     if _numpy_kind(t):      # object-typed in NumPy: None for a null already
-        return _put_nulls(arr, arr.to_numpy(zero_copy_only=False).tolist())
+        return arr.to_numpy(zero_copy_only=False).tolist()
     if (pa.types.is_timestamp(t) and t.tz is None and t.unit in _UNITS_PER_S) \
             or pa.types.is_date32(t):
         got = _datetimes(arr)

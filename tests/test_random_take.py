@@ -234,3 +234,32 @@ def test_takes_from_a_file_object_equal_the_reference(ints):
         with open(path, "rb") as f, RowFileReader(io.BytesIO(f.read()), s, threads=2,
                                                   prefix_lookups=prefix) as r:
             assert r.take(rows).equals(table.take(pa.array(rows)))
+
+
+def test_each_block_counts_once_in_decompressions_also_when_left_to_libzstd(ints, tmp_path):
+    """``decompressions`` counts the blocks a take decompressed: blocks whose
+    frames the C path leaves to libzstd (these carry content checksums)
+    count once, not once for the attempt and again for libzstd."""
+    import zstandard
+    from rowformat.row.footer import Footer
+    path, s, table = ints
+    data = path.read_bytes()
+    meta = rowformat.read_metadata(path)
+    footer, index = meta.footer, meta.block_index
+    dctx, cctx = zstandard.ZstdDecompressor(), zstandard.ZstdCompressor(write_checksum=True)
+    frames = [cctx.compress(dctx.decompress(data[o:o + c], max_output_size=int(u)))
+              for o, c, u in zip(index.offsets.tolist(), index.compressed_sizes.tolist(),
+                                 index.uncompressed_sizes.tolist())]
+    body = b"".join(frames)
+    new_index = rowformat.BlockIndex(np.array([len(f) for f in frames], np.int64),
+                                     index.uncompressed_sizes, index.row_starts).to_bytes()
+    checked = tmp_path / "checksums.row"
+    checked.write_bytes(body + new_index + Footer(footer.total_rows, len(frames), len(body),
+                                                  len(new_index)).to_bytes())
+    rows = np.random.default_rng(3).permutation(30000)[:300]    # past the inline takes
+    for source in (checked, path):
+        with RowFileReader(source, s, threads=2, cache_bytes=0) as r:
+            got = r.take(rows)
+            assert got.to_pylist() == table.take(pa.array(rows)).to_pylist()
+            touched = len(np.unique(r._block_of(rows)))
+            assert r.decompressions == touched > 100

@@ -750,7 +750,6 @@ class _Job:
         else:
             self.job = _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd,
                                                offsets, sizes)
-        reader.decompressions += len(blocks)
 
     def __len__(self) -> int:
         return len(self.blocks)
@@ -773,6 +772,8 @@ class _Job:
         r, out, job = self.reader, self.out, self.job
         assert job is not None, "collected twice"
         blocks = job.blocks()
+        # counted here: a block left to libzstd below counts once, in _decompressed
+        r.decompressions += sum(block is not None for block in blocks)
         if r._cache.budget:
             for b, last, block in zip(self.blocks.tolist(), self.lasts.tolist(), blocks):
                 if block is not None and last < 0:
