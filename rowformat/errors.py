@@ -102,6 +102,11 @@ class PaimonIntegrationError(RowFormatError):
     signature, or was replaced by someone else)."""
 
 
+class TableOptionError(RowFormatError, ValueError):
+    """A Paimon table option has a value rowformat cannot write with (a
+    ``file.block-size`` that is not a size from 1 byte to 2 GiB - 1)."""
+
+
 class DatasetError(RowFormatError):
     """A path given to the Spark source is neither a Paimon table nor .row
     files, or an option names something that is not there."""

@@ -83,6 +83,12 @@ POINTS: tuple[Point, ...] = (
           (("self", "path", "data", "fields", "zstd_level", "kwargs"),),
           "._writer:make_local_write_row", needs=("_to_file",),
           what="writes local .row data files"),
+    # a table's .row data files and sidecars: blocks of its file.block-size,
+    # as Paimon Java cuts them (pypaimon's write_row passes no block size)
+    Point("pypaimon.write.writer.data_writer", "DataWriter._write_data_to_file",
+          "pypaimon.write.writer.data_writer", (("self", "data"),),
+          "._writer:make_write_data_to_file", needs=("_should_write_row_sidecar",),
+          what="writes .row files with the table's file.block-size"),
     # snapshot (and schema) commits: a rename that refuses an existing
     # target across processes, not only across threads (_rename)
     Point("pypaimon.filesystem.local_file_io", "LocalFileIO.rename",

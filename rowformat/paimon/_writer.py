@@ -4,7 +4,7 @@ pypaimon 2.1.0 writes a ``.row`` data file (and a data-evolution table's
 ``.row`` sidecar) with ``file_io.write_row(path, table, fields=None,
 zstd_level=...)``: ``LocalFileIO``, ``PyArrowFileIO`` and
 ``HdfsNativeFileIO`` each run pypaimon's pure-Python ``FormatRowWriter`` over
-their output stream; the other FileIOs delegate to one of these. Two points
+their output stream; the other FileIOs delegate to one of these. Three points
 are patched:
 
 * ``LocalFileIO.write_row`` writes the file with :class:`RowFileWriter` at
@@ -12,10 +12,15 @@ are patched:
 * ``FormatRowWriter`` in ``pypaimon.write.writer.format_row_writer`` (the
   name the other ``write_row`` s import when they run) becomes
   :class:`StreamRowWriter`, which writes with :class:`RowFileWriter` to a
-  local temporary file and copies the bytes to the FileIO's output stream.
+  local temporary file and copies the bytes to the FileIO's output stream;
+* ``DataWriter._write_data_to_file`` (which writes a table's data file and
+  its ``.row`` sidecar) runs pypaimon's with the table's ``file.block-size``
+  in a context variable, which the two writers above use as their block
+  size: pypaimon's ``write_row`` passes none, so stock pypaimon always cuts
+  64 KiB blocks, where Paimon Java cuts blocks of the table's option.
 
 Either way the file's bytes are what RowFileWriter writes for the rows: Paimon
-Java's layout and ZSTD frames. The file schema is the ``fields`` given, or,
+Java's layout, block cuts and ZSTD frames. The file schema is the ``fields`` given, or,
 as pypaimon does, ``PyarrowFieldParser.to_paimon_schema(data.schema)``.
 """
 from __future__ import annotations
@@ -24,15 +29,66 @@ import importlib
 import os
 import shutil
 import tempfile
+from contextvars import ContextVar
 from typing import Any, List, Optional
 
 import pyarrow as pa
 
+from ..errors import TableOptionError
 from ..row.writer import RowFileWriter
 from . import _field_types
 
 DEFAULT_BLOCK_SIZE = 65536
 COPY_CHUNK = 1 << 20
+BLOCK_SIZE_OPTION = "file.block-size"
+MAX_BLOCK_SIZE = 2**31 - 1      # RowFileWriter's bound (Java casts the option to an int)
+
+# The block size of the table whose data file a DataWriter is writing
+# (write_data_to_file sets it for the call); DEFAULT_BLOCK_SIZE outside one.
+_block_size: ContextVar[int] = ContextVar("rowformat_paimon_block_size",
+                                          default=DEFAULT_BLOCK_SIZE)
+
+
+def table_block_size(options: Any) -> int:
+    """The ``.row`` block size of a table's pypaimon ``CoreOptions``:
+    ``file.block-size`` in bytes, parsed as pypaimon (and Paimon Java) parse
+    a memory size, DEFAULT_BLOCK_SIZE when unset; :class:`TableOptionError`
+    for a value RowFileWriter cannot take."""
+    raw = (getattr(getattr(options, "options", None), "data", None) or {}).get(BLOCK_SIZE_OPTION)
+    try:
+        size = options.file_block_size()
+    except ValueError as e:
+        raise TableOptionError(_bad_block_size(raw, str(e))) from e
+    if size is None:
+        return DEFAULT_BLOCK_SIZE
+    n = size.get_bytes()
+    if not 1 <= n <= MAX_BLOCK_SIZE:
+        raise TableOptionError(_bad_block_size(raw, f"{n} bytes"))
+    return n
+
+
+def _bad_block_size(raw: Any, what: str) -> str:
+    return (f"table option {BLOCK_SIZE_OPTION} = {raw!r} ({what}): the block size of .row "
+            f"files must be from 1 byte to {MAX_BLOCK_SIZE} bytes (2 GiB - 1), "
+            f"e.g. '8kb', '64 kb', '1mb' or '65536'")
+
+
+def make_write_data_to_file(stock: Any) -> Any:
+    """``DataWriter._write_data_to_file``: pypaimon's, with the table's
+    ``.row`` block size in effect for the files it writes (checked only when
+    it writes a ``.row`` data file or sidecar, before any file is written)."""
+
+    def _write_data_to_file(self, data):
+        if self.file_format != "row" and not self._should_write_row_sidecar():
+            return stock(self, data)
+        token = _block_size.set(table_block_size(self.options))
+        try:
+            return stock(self, data)
+        finally:
+            _block_size.reset(token)
+
+    _write_data_to_file.__qualname__ = "DataWriter._write_data_to_file"
+    return _write_data_to_file
 
 
 def _file_fields(data: pa.Table, fields: Optional[List[Any]]) -> List[Any]:
@@ -65,7 +121,7 @@ def local_write_row(self, path: str, data, fields=None, zstd_level: int = 1, **k
         parent = file_path.parent
         if parent and not parent.exists():
             parent.mkdir(parents=True, exist_ok=True)
-        write_file(os.fspath(file_path), data, fields, zstd_level)
+        write_file(os.fspath(file_path), data, fields, zstd_level, _block_size.get())
     except Exception as e:
         self.delete_quietly(path)
         raise RuntimeError(f"Failed to write row file {path}: {e}") from e
@@ -86,13 +142,14 @@ class StreamRowWriter:
     """pypaimon's ``FormatRowWriter`` interface (``write_table`` then
     ``close``, which flushes but does not close the stream) over
     RowFileWriter: the rows go to a local temporary file, whose bytes are
-    copied to ``output_stream`` on ``close()``."""
+    copied to ``output_stream`` on ``close()``. Without a ``block_size``, the
+    blocks are those of the table being written (see the module's docstring)."""
 
-    def __init__(self, output_stream, fields: List[Any], block_size: int = DEFAULT_BLOCK_SIZE,
+    def __init__(self, output_stream, fields: List[Any], block_size: Optional[int] = None,
                  zstd_level: int = 1):
         self._out = output_stream
         self._fields = list(fields)
-        self._block_size = int(block_size)
+        self._block_size = _block_size.get() if block_size is None else int(block_size)
         self._zstd_level = int(zstd_level)
         self._dir = tempfile.mkdtemp(prefix="rowformat-paimon-")
         self._path = os.path.join(self._dir, "data.row")
