@@ -3,7 +3,8 @@ through the ``paimon-row`` source against Spark's built-in Parquet source,
 on the same cached DataFrame.
 
     .venv/bin/python benchmarks/spark_tables.py [--rows 1000000] [--repeats 5]
-        [--master 'local[2]'] [--arrow-batch-rows N] [--out benchmarks/results-spark.md]
+        [--master 'local[2]'] [--arrow-batch-rows N] [--lookups n:k,...]
+        [--only 'write,full scan'] [--out benchmarks/results-spark.md]
 
 The data is ``benchmarks/dataset.py``'s ``generate(rows)`` as a DataFrame of
 two partitions, cached and counted before any timing, so both sides write the
@@ -498,7 +499,7 @@ def lookup_ops(spark, workdir: str, sizes: list[tuple[int, int]]) -> dict:
 
 
 def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | None,
-        warmup: bool = True, lookups: list[tuple[int, int]] = ()) -> dict:
+        warmup: bool = True, lookups: list[tuple[int, int]] = (), only: list[str] = ()) -> dict:
     from pyspark import StorageLevel
     table = generate(rows)
     df = spark.createDataFrame(table).repartition(2).persist(StorageLevel.MEMORY_ONLY)
@@ -535,8 +536,12 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
     }
     Runs(1, None).run("setup", {op: sides[FORMAT] for op, sides in writes.items()})
     arrow_schema = write_arrow_files(p["row"], p["arrow"], 2)
-    fory, fory_data = fory_ops(spark, df)
+    def chosen(ops: dict) -> dict:
+        return {op: sides for op, sides in ops.items()
+                if not only or any(op.startswith(name) for name in only)}
+    fory, fory_data = fory_ops(spark, df) if chosen({"to_fory": 0, "from_fory": 0}) else ({}, None)
     looks = lookup_ops(spark, workdir, list(lookups))
+    writes, scans, fory = chosen(writes), chosen(scans), chosen(fory)
     if warmup:                            # JIT, Python workers, the tables to scan
         warm = Runs(1, None)
         for ops in (writes, scans, fory, looks):
@@ -554,7 +559,8 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
                 assert got[FORMAT] == got[BASE], f"{op}: {got}"
                 for side in (DIST, SMALL_BLOCKS):
                     assert got.get(side, got[FORMAT]) == got[FORMAT], f"{op}: {got}"
-    fory_data.unpersist()
+    if fory_data is not None:
+        fory_data.unpersist()
     df.unpersist()
     return {"runs": runs, "files": {
         FORMAT: latest_data_files(p["row"]),
@@ -588,7 +594,8 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
     lines = [
         f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats}"
         f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}"
-        f"{f' --lookups {a.lookups}' if a.lookups != LOOKUPS else ''}` "
+        f"{f' --lookups {a.lookups}' if a.lookups != LOOKUPS else ''}"
+        f"{f' --only {a.only!r}' if a.only else ''}` "
         f"at {commit()}, {datetime.date.today()}, {os.cpu_count()} cores, `{a.master}`; "
         f"`spark.sql.execution.arrow.maxRecordsPerBatch`: {batch}.",
         "",
@@ -687,6 +694,9 @@ def main(argv=None):
                     help="skip the untimed first round (for a smoke test, not for numbers)")
     ap.add_argument("--lookups", default=LOOKUPS,
                     help="n:k,...: look k rows up in a table of n (empty: none)")
+    ap.add_argument("--only", default="",
+                    help="time only the operations whose names start with one of these "
+                         "(comma-separated, e.g. 'write,full scan'; --lookups '' drops the lookups)")
     ap.add_argument("--out", default=str(HERE / "results-spark.md"))
     a = ap.parse_args(argv)
     out = os.path.abspath(a.out)
@@ -700,7 +710,7 @@ def main(argv=None):
     try:
         lookups = [tuple(int(x) for x in pair.split(":")) for pair in a.lookups.split(",") if pair]
         res = run(spark, a.rows, a.repeats, os.path.join(workdir, "data"), a.arrow_batch_rows,
-                  not a.no_warmup, lookups)
+                  not a.no_warmup, lookups, [o.strip() for o in a.only.split(",") if o.strip()])
     finally:
         spark.stop()
         shutil.rmtree(workdir, ignore_errors=True)
