@@ -594,7 +594,7 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
     lines = [
         f"`.venv/bin/python benchmarks/spark_tables.py --rows {a.rows} --repeats {a.repeats}"
         f"{f' --arrow-batch-rows {a.arrow_batch_rows}' if a.arrow_batch_rows else ''}"
-        f"{f' --lookups {a.lookups}' if a.lookups != LOOKUPS else ''}"
+        f"{f' --lookups {a.lookups or chr(39) * 2}' if a.lookups != LOOKUPS else ''}"
         f"{f' --only {a.only!r}' if a.only else ''}` "
         f"at {commit()}, {datetime.date.today()}, {os.cpu_count()} cores, `{a.master}`; "
         f"`spark.sql.execution.arrow.maxRecordsPerBatch`: {batch}.",
@@ -674,7 +674,7 @@ def report(res: dict, a, load_before, load_after, vers: dict) -> str:
             lines.append(f"| {op} | {side} | {jvm:.2f} | {py:.2f} | {jvm + py:.2f} | "
                          f"{', '.join(f'{t:.2f}' for t in walls)} |")
     lines += ["", "Data files: " + "; ".join(
-        f"{k} {n} files, {b / 1e6:.1f} MB" for k, (n, b) in res["files"].items()) + "."]
+        f"{k} {n} files, {b / 1e6:.1f} MB" for k, (n, b) in res["files"].items() if n) + "."]
     lines += ["", f"Load average (1, 5, 15 min) before: {', '.join(f'{x:.2f}' for x in load_before)}; "
                   f"after: {', '.join(f'{x:.2f}' for x in load_after)}.", "",
               "Versions: " + ", ".join(f"{k} {v}" for k, v in vers.items()) + "."]
