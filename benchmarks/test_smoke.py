@@ -80,7 +80,8 @@ def test_spark_tables_report(tmp_path):
                         "extra, not [test] (bash run.sh test installs both)")
     out = tmp_path / "spark.md"
     p = subprocess.run([sys.executable, os.path.join(BENCH, "spark_tables.py"), "--rows", "2000",
-                        "--repeats", "1", "--no-warmup", "--driver-memory", "1g", "--out", str(out)],
+                        "--repeats", "1", "--no-warmup", "--driver-memory", "1g",
+                        "--lookups", "200000:200,40000:4000", "--out", str(out)],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
     text = out.read_text()
