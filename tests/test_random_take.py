@@ -263,3 +263,20 @@ def test_each_block_counts_once_in_decompressions_also_when_left_to_libzstd(ints
             assert got.to_pylist() == table.take(pa.array(rows)).to_pylist()
             touched = len(np.unique(r._block_of(rows)))
             assert r.decompressions == touched > 100
+
+
+@pytest.mark.parametrize("prefix", [False, True])
+def test_a_short_take_decompresses_a_block_once_without_a_cache(ints, prefix):
+    """A take of a few rows decodes them in the order asked, run by run; a
+    block whose rows come back later in the list (5, 29999, 6) is kept for
+    them, not decompressed again, even when the reader caches no block;
+    with prefix lookups its prefix reaches the last row the take needs."""
+    path, s, table = ints
+    with RowFileReader(path, s, cache_bytes=0, prefix_lookups=prefix) as r:
+        end = int(r.block_index.row_starts[1]) - 1       # block 0's last row
+        for rows, blocks in (([5, 29999, 6], 2), ([5, 29999, 6, 12000, 29998, 7], 3),
+                             ([1, 29999, end, 2], 2)):
+            before = r.decompressions
+            got = r.take(rows)
+            assert got.to_pylist() == table.take(pa.array(rows)).to_pylist()
+            assert r.decompressions - before == blocks, rows

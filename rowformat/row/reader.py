@@ -11,7 +11,7 @@ import bisect
 import itertools
 import os
 import threading
-from collections import deque
+from collections import Counter, deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, NoReturn, Sequence
@@ -678,15 +678,28 @@ class RowFileReader:
         return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
     def _take_inline(self, runs: list[Run], positions) -> pa.Table:
-        """take() in this thread, run by run, through the block cache."""
+        """take() in this thread, run by run, through the block cache. A
+        block that later runs need again (rows 5, 900, 6) is kept for them
+        until its last run, as the cache may keep none (cache_bytes=0); with
+        prefix_lookups, its prefix reaches the last row any run needs."""
         dec = self._decoder(positions)
+        later = Counter(run.block for run in runs)
+        need: dict[int, int] = {}
         for run in runs:
+            need[run.block] = max(need.get(run.block, -1), run.last)
+        kept: dict[int, Any] = {}
+        for run in runs:
+            later[run.block] -= 1
+            block = kept.pop(run.block, None)
             try:
-                block = self._rows_block(run.block, run.last) if self.prefix_lookups \
-                    else self.block(run.block)
+                if block is None:
+                    block = self._rows_block(run.block, need[run.block]) if self.prefix_lookups \
+                        else self.block(run.block)
                 run.decode(dec, block)
             except (RowDecodeError, RowMemoryError) as e:
                 raise self._decode_error(run.block, e) from None
+            if later[run.block]:
+                kept[run.block] = block
         return pa.Table.from_batches([dec.finish()])
 
     # -- lifetime -------------------------------------------------------------
