@@ -11,7 +11,7 @@ import bisect
 import itertools
 import os
 import threading
-from collections import Counter, deque
+from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
 from typing import Any, Iterator, NamedTuple, NoReturn, Sequence
@@ -678,29 +678,39 @@ class RowFileReader:
         return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
     def _take_inline(self, runs: list[Run], positions) -> pa.Table:
-        """take() in this thread, run by run, through the block cache. A
-        block that later runs need again (rows 5, 900, 6) is kept for them
-        until its last run, as the cache may keep none (cache_bytes=0); with
-        prefix_lookups, its prefix reaches the last row any run needs."""
+        """take() in this thread, run by run, through the block cache. With
+        no cache (cache_bytes=0), a block that later runs need again (rows 5,
+        900, 6) is kept for them until its last run, and with prefix_lookups
+        its prefix reaches the last row any run needs."""
         dec = self._decoder(positions)
-        later = Counter(run.block for run in runs)
-        need: dict[int, int] = {}
-        for run in runs:
-            need[run.block] = max(need.get(run.block, -1), run.last)
-        kept: dict[int, Any] = {}
-        for run in runs:
-            later[run.block] -= 1
-            block = kept.pop(run.block, None)
-            try:
-                if block is None:
-                    block = self._rows_block(run.block, need[run.block]) if self.prefix_lookups \
-                        else self.block(run.block)
-                run.decode(dec, block)
-            except (RowDecodeError, RowMemoryError) as e:
-                raise self._decode_error(run.block, e) from None
-            if later[run.block]:
-                kept[run.block] = block
+        final = {run.block: i for i, run in enumerate(runs)} \
+            if len(runs) > 1 and not self._cache.budget else None
+        if final is None or len(final) == len(runs):        # no block comes back
+            for run in runs:
+                self._decode_run(dec, run)
+        else:
+            need: dict[int, int] = {}
+            for run in runs:
+                need[run.block] = max(need.get(run.block, -1), run.last)
+            kept: dict[int, Any] = {}
+            for i, run in enumerate(runs):
+                block = self._decode_run(dec, run, need[run.block], kept.pop(run.block, None))
+                if final[run.block] > i:
+                    kept[run.block] = block
         return pa.Table.from_batches([dec.finish()])
+
+    def _decode_run(self, dec, run: Run, last: int | None = None, block=None):
+        """Decodes ``run``'s rows into ``dec`` from ``block``, or from its
+        block read up to (at least) the local row ``last`` (the run's own
+        last row when None); returns the block."""
+        try:
+            if block is None:
+                block = self.block(run.block) if not self.prefix_lookups else \
+                    self._rows_block(run.block, run.last if last is None else last)
+            run.decode(dec, block)
+        except (RowDecodeError, RowMemoryError) as e:
+            raise self._decode_error(run.block, e) from None
+        return block
 
     # -- lifetime -------------------------------------------------------------
     def close(self):
