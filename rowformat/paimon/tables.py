@@ -40,6 +40,7 @@ from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMet
 from ..types import RowType
 from . import _field_types
 from ._metadata import check_name, reading
+from ._writer import table_block_size
 
 SCHEMA_DIR = "schema"
 ROW_ID = "_ROW_ID"
@@ -201,6 +202,9 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
                 raise SchemaError(f"{kind} key {k!r} is not a column; the columns are "
                                   f"{list(schema.names)}")
     opts = {"file.format": "row", **(options or {})}
+    if opts["file.format"] == "row":       # a block size no write could use: refused now
+        from pypaimon.common.options.core_options import CoreOptions
+        table_block_size(CoreOptions(Options(dict(opts))))
     fields = [DataField.from_dict(j) for j in schema_json.to_json_fields(schema)]
     file_io = FileIO.get(path, Options({}))
     manager = SchemaManager(file_io, path)

@@ -165,3 +165,20 @@ def test_stock_writes_ignore_it_and_restore_puts_stock_back(wh, tmp_path):
         w.write(rows)
     assert _blocks(f, schema) == _blocks(ref, schema)     # pypaimon's 64 KiB blocks
     _assert_values(t, data)
+
+
+def test_rowformats_table_creation_refuses_it_before_making_the_table(tmp_path):
+    """rowformat's own create_table (the Spark source's and the CLI's)
+    checks the option when the table's files are .row, so a bad value fails
+    at the call, not in every write task later; no table is left behind."""
+    from rowformat.paimon import tables as tb
+    s = rowformat.schema("id BIGINT, s STRING")
+    path = str(tmp_path / "t")
+    with pytest.raises(TableOptionError, match=r"file\.block-size = '3 gb'"):
+        tb.create_table(path, s, options={"file.block-size": "3 gb"})
+    assert not tb.is_table(path)
+    t = tb.create_table(path, s, options={"file.block-size": "8kb"})
+    assert t.options.file_block_size().get_bytes() == 8192
+    parquet = tb.create_table(str(tmp_path / "p"), s,
+                              options={"file.format": "parquet", "file.block-size": "3 gb"})
+    assert parquet.options.file_block_size().get_bytes() == 3 << 30

@@ -422,6 +422,25 @@ def test_overwrite_of_a_partitioned_table_static_and_dynamic(spark, tmp_path):
             .save(path)
 
 
+def test_the_tables_block_size_is_a_paimon_option(spark, tmp_path):
+    """``paimon.file.block-size`` on the write that creates a table sets
+    Paimon's option: the data files have blocks of it (as Paimon Java cuts
+    them); a value no write could use fails at the call, making no table."""
+    import rowformat
+    from rowformat.paimon import tables as tb
+    df = spark.range(0, 20000, 1, 1).selectExpr("id", "repeat('x', cast(id % 50 as int)) as s")
+    path = str(tmp_path / "t")
+    df.write.format(FORMAT).option("paimon.file.block-size", "8kb").mode("append").save(path)
+    (f,) = tb.data_files(tb.open_table(path))
+    index = rowformat.read_metadata(f.path).block_index
+    assert len(index) > 50 and int(index.uncompressed_sizes.max()) < 8192 + 100
+    assert spark.read.format(FORMAT).load(path).count() == 20000
+    bad = str(tmp_path / "bad")
+    with pytest.raises(Exception, match=r"file\.block-size = '3 gb'"):
+        df.write.format(FORMAT).option("paimon.file.block-size", "3 gb").mode("append").save(bad)
+    assert not tb.is_table(bad)
+
+
 def test_a_failing_task_leaves_the_table_unchanged(spark, tmp_path):
     from pyspark.sql.functions import udf
 
