@@ -35,10 +35,9 @@ from typing import Any, List, Optional
 import pyarrow as pa
 
 from ..errors import TableOptionError
-from ..row.writer import RowFileWriter
+from ..row.writer import DEFAULT_BLOCK_SIZE, RowFileWriter
 from . import _field_types
 
-DEFAULT_BLOCK_SIZE = 65536
 COPY_CHUNK = 1 << 20
 BLOCK_SIZE_OPTION = "file.block-size"
 MAX_BLOCK_SIZE = 2**31 - 1      # RowFileWriter's bound (Java casts the option to an int)
