@@ -536,12 +536,13 @@ def run(spark, rows: int, repeats: int, workdir: str, arrow_batch_rows: int | No
     }
     Runs(1, None).run("setup", {op: sides[FORMAT] for op, sides in writes.items()})
     arrow_schema = write_arrow_files(p["row"], p["arrow"], 2)
-    def chosen(ops: dict) -> dict:
-        return {op: sides for op, sides in ops.items()
-                if not only or any(op.startswith(name) for name in only)}
-    fory, fory_data = fory_ops(spark, df) if chosen({"to_fory": 0, "from_fory": 0}) else ({}, None)
+    def wanted(op: str) -> bool:
+        return not only or any(op.startswith(name) for name in only)
+    fory, fory_data = fory_ops(spark, df) if wanted("to_fory") or wanted("from_fory") \
+        else ({}, None)
     looks = lookup_ops(spark, workdir, list(lookups))
-    writes, scans, fory = chosen(writes), chosen(scans), chosen(fory)
+    writes, scans, fory = ({op: sides for op, sides in ops.items() if wanted(op)}
+                           for ops in (writes, scans, fory))
     if warmup:                            # JIT, Python workers, the tables to scan
         warm = Runs(1, None)
         for ops in (writes, scans, fory, looks):
