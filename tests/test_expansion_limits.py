@@ -16,8 +16,6 @@ import textwrap
 
 import numpy as np
 import pytest
-
-from tests._deps import ASAN
 import zstandard
 
 from rowformat import LimitExceededError, RowFileReader, RowFileWriter, schema, verify
@@ -25,6 +23,7 @@ from rowformat import _rowcodec
 from rowformat.arrow_types import to_arrow_schema
 from rowformat.row.block_index import BlockIndex
 from rowformat.row.footer import Footer
+from tests._deps import ASAN
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 MiB = 1 << 20
