@@ -70,7 +70,7 @@ def test_batches_equal_stock_and_files_open_once(wh, projection):
     opened = [rp.status().files_opened]
     for batch, want in zip(batches, wants):
         got = fast.__getitems__(batch)
-        assert got == want and same(got, want)
+        assert same(got, want)       # equal, and of the same Python types
         if batch:
             assert list(got[0]) == list(want[0])        # the same keys, in the same order
         opened.append(rp.status().files_opened)
@@ -132,7 +132,7 @@ def test_dataloader_workers_return_stock_rows(wh, tmp_path, context):
                 per_worker.setdefault(pid, []).append(count)
             key = lambda r: r["id"]
             print(len(rows), sorted(rows, key=key) == sorted(stock, key=key),
-                  all(repr(sorted(rows, key=key)) == repr(sorted(stock, key=key)) for _ in [0]),
+                  repr(sorted(rows, key=key)) == repr(sorted(stock, key=key)),
                   len(per_worker), opened)
             # a forked worker starts from the parent's count: 2 files more, at its first batch
             for counts in per_worker.values():
