@@ -24,3 +24,51 @@ def _no_ignored_exceptions(capfd):
     yield
     err = capfd.readouterr().err
     assert "Exception ignored" not in err, err
+
+
+# --- an S3-protocol server on loopback (tests/_s3server.py) ---
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One moto S3 server for the whole session, started on first use."""
+    from tests._s3server import S3Server
+    server = S3Server().start()
+    yield server
+    server.stop()
+
+
+class S3Bucket:
+    """A fresh bucket on the session's S3 server (the ``s3`` fixture)."""
+
+    def __init__(self, server, bucket: str):
+        self.server = server
+        self.bucket = bucket
+
+    def url(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key.lstrip('/')}"
+
+    def log(self):
+        """The server's requests to this bucket since the fixture made it."""
+        return [r for r in self.server.log() if r.bucket == self.bucket]
+
+    def storage_options(self) -> dict:
+        return self.server.storage_options()
+
+    def catalog_options(self) -> dict:
+        return self.server.catalog_options()
+
+
+_s3_buckets = iter(range(1, 1 << 62))
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch):
+    """A fresh, empty bucket on the session's S3 server, the server's AWS_*
+    variables set for the test, and the log cleared after making the bucket."""
+    import uuid
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    bucket = f"test-{next(_s3_buckets)}-{uuid.uuid4().hex[:8]}"
+    s3_server.make_bucket(bucket)
+    s3_server.clear_log()
+    return S3Bucket(s3_server, bucket)
