@@ -3,7 +3,8 @@ import importlib as _importlib
 import sys as _sys
 
 from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowFormatError,
-                     RowIndexError, SchemaError, ValueConversionError)
+                     RowIndexError, SchemaError, StorageError, StorageNotFoundError,
+                     ValueConversionError)
 from .types import schema, parse_type
 from .types import (
     ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
@@ -33,7 +34,7 @@ __all__ = [
     "from_arrow_schema", "from_arrow_type", "to_arrow_schema", "to_arrow_type",
     # errors: every one is a RowFormatError (docs/errors.md)
     "RowFormatError", "SchemaError", "ColumnNotFoundError", "ValueConversionError",
-    "CorruptFileError", "LimitExceededError", "RowIndexError",
+    "CorruptFileError", "LimitExceededError", "RowIndexError", "StorageError", "StorageNotFoundError",
     "__version__",
 ]
 

@@ -1,7 +1,8 @@
 """Files that appear whole or not at all: written under a temporary name
-beside the target (for a URL, in a local staging directory) and moved into
-place only by commit(). A killed process leaves a hidden ``.<name>.*.tmp``
-file, never a partial file at the target.
+beside the target and moved into place only by commit(). A killed process
+leaves a hidden ``.<name>.*.tmp`` file, never a partial file at the target.
+URLs are streamed to their store (storage.open_output: an upload completed
+only by commit()).
 
 Committed files get the mode ``open()`` would give them (0666 less the
 umask), not mkstemp's private 0600, so other users and services can read
@@ -12,9 +13,9 @@ import os
 import tempfile
 import threading
 import warnings
-from typing import Self
+from typing import Any, Self
 
-from . import fs
+from . import storage
 from .errors import RowFormatError
 
 _UMASK_LOCK = threading.Lock()
@@ -55,13 +56,14 @@ class AtomicOutput:
     def __init__(self, path: str, buffering: int = -1):
         self.path = path
         fd, self.tmp_path = tempfile.mkstemp(
-            prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=fs.staging_dir(path))
+            prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+            dir=os.path.dirname(os.path.abspath(path)))
         if hasattr(os, "fchmod"):
             os.fchmod(fd, 0o666 & ~_umask())
         self.file = os.fdopen(fd, "wb", buffering=buffering)
 
     def commit(self, durable: bool = True) -> None:
-        """Moves the bytes to the target: a rename, or an upload for a URL.
+        """Moves the bytes to the target with a rename.
         ``durable`` fsyncs the file before the rename and its directory
         after it, so that the target survives a power loss too. Without it
         nothing is fsynced: a killed process still leaves the old file or the
@@ -71,8 +73,8 @@ class AtomicOutput:
         if durable:
             os.fsync(self.file.fileno())
         self.file.close()
-        fs.replace(self.tmp_path, self.path)
-        if durable and not fs.is_url(self.path):
+        os.replace(self.tmp_path, self.path)
+        if durable:
             fsync_dir(os.path.dirname(os.path.abspath(self.path)))
 
     def discard(self) -> None:
@@ -83,6 +85,18 @@ class AtomicOutput:
                 os.unlink(self.tmp_path)
             except FileNotFoundError:
                 pass
+
+
+def open_output(path: str, buffering: int = -1, filesystem=None, storage_options=None):
+    """The output of a writer of ``path``: an AtomicOutput for a local path;
+    for a URL (or a path in ``filesystem``), the store's streamed upload,
+    which appears only when commit() succeeds."""
+    if filesystem is not None or storage.is_url(path):
+        local = storage.local_path_of(path) if filesystem is None else None
+        if local is None:
+            return storage.open_output(path, filesystem, storage_options)
+        path = local
+    return AtomicOutput(path, buffering)
 
 
 class StreamOutput:
@@ -111,7 +125,7 @@ class AtomicWriter:
 
     path: str
     durable: bool
-    _out: AtomicOutput | StreamOutput
+    _out: Any      # AtomicOutput, StreamOutput or a storage upload: file, commit(), discard()
     _state = "open"
 
     def _finish(self) -> None:
@@ -171,7 +185,7 @@ class AtomicWriter:
 
 def write_atomically(path: str, data: bytes) -> None:
     """Replaces the file at ``path`` with ``data``: readers see the old or the new bytes."""
-    out = AtomicOutput(path)
+    out = open_output(path)
     try:
         out.file.write(data)
         out.commit()

@@ -95,6 +95,25 @@ class KeyDecodeError(CorruptFileError, ValueError):
     """MAP key bytes of a .blob payload that do not decode to the key type."""
 
 
+# -- storage ---------------------------------------------------------------------------
+class StorageError(RowFormatError, OSError):
+    """An object store or remote filesystem failed: unreachable, refused the
+    credentials, timed out, or has no such bucket. Names the URL, what was
+    being done and the store's cause."""
+
+    def __init__(self, *args):
+        # OSError(errno, message) would print "[Errno 5] ..."; the message alone reads better
+        if len(args) == 2 and isinstance(args[0], int):
+            super().__init__(args[1])
+            self.errno = args[0]
+        else:
+            super().__init__(*args)
+
+
+class StorageNotFoundError(StorageError, FileNotFoundError):
+    """No object (or bucket) at a URL."""
+
+
 # -- pypaimon and Spark ------------------------------------------------------------
 class PaimonIntegrationError(RowFormatError):
     """pypaimon is missing, of an untested version, or not shaped as

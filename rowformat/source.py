@@ -1,6 +1,6 @@
 """Byte sources and row numbers, shared by the .row and .blob readers and
-``verify``: positional reads of a local path, a URL (fsspec) or a file
-object, and the checks that turn user row numbers into indexes."""
+``verify``: positional reads of a local path, a URL (storage.RemoteFile) or
+a file object, and the checks that turn user row numbers into indexes."""
 from __future__ import annotations
 
 import mmap
@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 import pyarrow as pa
 
-from . import fs
+from . import storage
 from .errors import CorruptFileError, RowIndexError
 
 
@@ -66,26 +66,37 @@ if hasattr(os, "register_at_fork"):
 
 
 class Source:
-    """Positional reads from a path (pread, thread-safe) or a seekable file
-    object (seek + read under a lock). With ``memory_map``, a local file is
-    also mapped, and frames are read as zero-copy views of the mapping."""
+    """Positional reads from a path (pread, thread-safe), a URL or a path in
+    ``filesystem`` (ranged requests, thread-safe: storage.RemoteFile) or a
+    seekable file object (seek + read under a lock). With ``memory_map``, a
+    local file is also mapped, and frames are read as zero-copy views of the
+    mapping."""
 
-    def __init__(self, path_or_file, memory_map: bool = False):
+    def __init__(self, path_or_file, memory_map: bool = False, filesystem=None,
+                 storage_options: dict | None = None):
         self._fd = None
         self._file = None
         self._map = None
         self._view = None
+        self.remote: storage.RemoteFile | None = None
         self._reset_locks()
         self._closed = False
-        self._owned = False
-        local_path = isinstance(path_or_file, (str, bytes, os.PathLike)) and not fs.is_url(path_or_file)
-        if memory_map and not local_path:
+        if isinstance(path_or_file, str) and filesystem is None and storage.is_url(path_or_file):
+            local = storage.local_path_of(path_or_file)     # file://
+            if local is not None:
+                path_or_file = local
+            elif memory_map:
+                raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
+        is_path = isinstance(path_or_file, (str, bytes, os.PathLike))
+        if (filesystem is not None or storage_options is not None) and not isinstance(path_or_file, str):
+            raise TypeError(f"filesystem and storage_options need a URL or path string, "
+                            f"not {type(path_or_file).__name__}")
+        if memory_map and (not is_path or filesystem is not None):
             raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
-        if fs.is_url(path_or_file):    # s3://, memory://, ...: an fsspec file we close
+        if filesystem is not None or (is_path and storage.is_url(path_or_file)):
             self.name = path_or_file
-            self._file = fs.open_input(path_or_file)
-            self._owned = True
-            self.size = self._file.seek(0, os.SEEK_END)
+            self.remote = storage.RemoteFile(path_or_file, filesystem, storage_options)
+            self.size = self.remote.size
         elif isinstance(path_or_file, (str, bytes, os.PathLike)):
             self.name = os.fsdecode(path_or_file)
             self._fd = open_regular(path_or_file)
@@ -130,7 +141,9 @@ class Source:
     def read(self, offset: int, length: int) -> bytes:
         self._enter()
         try:
-            if self._fd is not None:
+            if self.remote is not None:
+                data = self.remote.read_at(offset, length)
+            elif self._fd is not None:
                 data = os.pread(self._fd, length, offset)
                 while len(data) < length:  # pread may return short on some filesystems
                     more = os.pread(self._fd, length - len(data), offset + len(data))
@@ -162,6 +175,39 @@ class Source:
             return view[offset:offset + length]
         finally:
             self._leave()
+
+    def frames(self, ranges: list[tuple[int, int]]) -> list:
+        """The bytes of each ``(offset, length)`` range (distinct): for a URL
+        fetched concurrently (storage.RemoteFile.read_ranges), else frame()
+        of each. A range past the end raises as read() does, with the
+        range's position in ``ranges`` as the error's ``index``."""
+        if self.remote is None:
+            return [self._checked(i, self.frame, o, n) for i, (o, n) in enumerate(ranges)]
+        self._enter()
+        try:
+            out = self.remote.read_ranges(ranges)
+        finally:
+            self._leave()
+        for i, ((offset, length), data) in enumerate(zip(ranges, out)):
+            if len(data) != length:
+                self._checked(i, self._truncated, offset, length, len(data))
+        return out
+
+    @staticmethod
+    def _checked(i: int, call, *args):
+        try:
+            return call(*args)
+        except CorruptFileError as e:
+            setattr(e, "index", i)
+            raise
+
+    def fetch(self, ranges: list[tuple[int, int]]) -> "storage.Fetch | None":
+        """For a URL, the ranges requested now, in the background
+        (storage.Fetch: a scan's next units); None for local files, which
+        need no read-ahead."""
+        if self.remote is None or not ranges:
+            return None
+        return storage.Fetch(self.remote, ranges)
 
     def c_reads(self) -> int | None:
         """The descriptor C code may pread (between _enter() and _leave(),
@@ -195,8 +241,8 @@ class Source:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        if self._owned and self._file is not None:
-            self._file.close()
+        if self.remote is not None:
+            self.remote.close()
         self._file = None
 
 

@@ -16,7 +16,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from .. import _blob
-from ..atomic import AtomicOutput, AtomicWriter, StreamOutput
+from ..atomic import AtomicWriter, StreamOutput, open_output
 from ..errors import RowFormatError, ValueConversionError
 from .descriptor import BlobDescriptor
 from .kind import PLACEHOLDER, resolve_blob_type
@@ -109,11 +109,13 @@ class BlobFileWriter(AtomicWriter):
     ``path`` may also be a writable binary stream (anything with ``write``
     and ``flush``): the file's bytes are written to it as they come, and
     ``close()`` flushes it but leaves it open. Such a file is not atomic:
-    after a failure the stream holds a partial file.
+    after a failure the stream holds a partial file. A URL (with
+    ``filesystem`` and ``storage_options`` as for RowFileWriter) is streamed
+    to its store and appears only when close() succeeds.
     """
 
     def __init__(self, path, blob_type, *, chunk_size: int = DEFAULT_CHUNK, consumer=None,
-                 durable: bool = False):
+                 durable: bool = False, filesystem=None, storage_options: dict | None = None):
         self.kind = resolve_blob_type(blob_type)
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be positive, got {chunk_size}")
@@ -123,7 +125,7 @@ class BlobFileWriter(AtomicWriter):
             self._out = StreamOutput(path)
         else:
             self.path = os.fspath(path)
-            self._out = AtomicOutput(self.path, buffering=1 << 16)
+            self._out = open_output(self.path, 1 << 16, filesystem, storage_options)
         self._file = self._out.file
         self._sink = _Sink(self._file, self.path, chunk_size, consumer)
         self._lengths: list[int] = []

@@ -26,9 +26,9 @@ class InputTable:
 
 
 def _open_binary(path: str):
-    from .. import fs
-    if fs.is_url(path):
-        return fs.open_input(path)
+    from .. import storage
+    if storage.is_url(path):
+        return storage.open_file(path)
     return open(path, "rb")
 
 

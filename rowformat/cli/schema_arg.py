@@ -25,9 +25,9 @@ def add_schema_argument(p: argparse.ArgumentParser, required_for: str = "") -> N
 
 
 def _read_text(path: str) -> str:
-    from .. import fs
-    if fs.is_url(path):
-        with fs.open_input(path) as f:
+    from .. import storage
+    if storage.is_url(path):
+        with storage.open_file(path) as f:
             return f.read().decode("utf-8")
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -56,11 +56,11 @@ def load_schema(spec: str):
     """The RowType ``--schema`` names: a Paimon table directory, a file of
     schema JSON (a Paimon table schema file, ``{"fields": [...]}`` or a field
     list) or of schema text, or the schema text itself."""
-    from .. import fs, schema_json
+    from .. import schema_json, storage
     from ..errors import SchemaError
     from ..arrow_types import as_row_type
     source = None
-    if fs.is_url(spec) or os.path.isfile(spec):
+    if storage.is_url(spec) or os.path.isfile(spec):
         source = spec
     elif os.path.isdir(spec):
         source = _latest_schema_file(spec)

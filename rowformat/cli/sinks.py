@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..atomic import AtomicOutput, AtomicWriter
+from ..atomic import AtomicWriter, open_output
 from .exit_codes import UsageError
 from .formats import schema_metadata
 from .output import TextRows, csv_check
@@ -116,7 +116,7 @@ class FileSink(AtomicWriter):
 
     def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes]):
         self.path, self.arrow_schema = path, arrow_schema
-        self._out = AtomicOutput(path)
+        self._out = open_output(path)
         try:
             self._open(self._out.file, meta)
         except BaseException:

@@ -28,6 +28,7 @@ from .decode_pool import shared_pool as _shared_pool
 from ..errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
                      RowIndexError, RowMemoryError)
 from .footer import Footer
+from ..storage import SCAN_AHEAD
 from .scatter import Scatter, Wanted, touched_blocks
 from ..source import Source, as_rows, few_rows, row_number
 from ..types import RowType
@@ -117,10 +118,13 @@ class FileMetadata:
     block_index: BlockIndex
 
 
-def read_metadata(path_or_file, *, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE) -> FileMetadata:
+def read_metadata(path_or_file, *, max_block_size: int = DEFAULT_MAX_BLOCK_SIZE,
+                  filesystem=None, storage_options: dict | None = None) -> FileMetadata:
     """The footer and block index of a ``.row`` file, checked as a reader
-    checks them, and its size: two reads, and no schema needed."""
-    source = Source(path_or_file, False)
+    checks them, and its size: one read of the tail (two when the index is
+    larger than it), and no schema needed. ``filesystem`` and
+    ``storage_options`` as for :class:`RowFileReader`."""
+    source = Source(path_or_file, False, filesystem, storage_options)
     try:
         footer, index = read_footer_and_index(source)
         index.validate(footer, source.name, max_block_size)
@@ -161,18 +165,28 @@ class RowFileReader:
     so a block whose bytes are damaged in a way that still parses returns
     what they say instead of an error; read(), verify() and the default
     check every row against it.
+
+    ``path_or_file`` may be a URL (``s3://bucket/key``, ``gs://``, ``abfs://``,
+    ``hdfs://``, ...) or, with ``filesystem`` (a ``pyarrow.fs.FileSystem`` or
+    an fsspec filesystem), a path in it; ``storage_options`` are the store's
+    settings (for S3 pyarrow's ``S3FileSystem`` arguments or the Paimon
+    catalog's ``s3.*`` names), else the environment's. Remote reads are
+    shaped for the format: opening reads the tail once, get() one ranged
+    request of its block, take() its touched blocks concurrently, scans
+    large ranges ahead of the decoder (docs/row-files.md, "Object stores").
     """
 
     def __init__(self, path_or_file, schema, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
                  max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, threads: int | None = None,
                  max_row_size: int = DEFAULT_MAX_ROW_SIZE, memory_map: bool = False,
-                 prefix_lookups: bool = False):
+                 prefix_lookups: bool = False, filesystem=None,
+                 storage_options: dict | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.max_block_size = max_block_size
         self.max_row_size = max_row_size
         self.prefix_lookups = prefix_lookups
-        self._source = Source(path_or_file, memory_map)
+        self._source = Source(path_or_file, memory_map, filesystem, storage_options)
         self.name = self._source.name
         try:
             self._open()
@@ -239,15 +253,21 @@ class RowFileReader:
         if b in self._prefixes:     # a lookup's prefix of it is no longer needed
             self._prefixes.pop(b)
 
-    def _decompressed(self, b: int) -> "_rowcodec.Block":
-        """Block ``b`` read, decompressed and checked (not through the cache)."""
+    def _decompressed(self, b: int, fetch: "Fetch | None" = None) -> "_rowcodec.Block":
+        """Block ``b`` read (from ``fetch`` when it holds it: a scan's
+        read-ahead), decompressed and checked (not through the cache)."""
         offset, size, usize, rows = self._blocks[b]
         try:
             d = self._local.decompressor
         except AttributeError:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
         try:
-            frame = self._source.frame(offset, size)
+            if fetch is not None and b in fetch:
+                frame = fetch.frame(b)
+                if len(frame) != size:
+                    self._source._truncated(offset, size, len(frame))
+            else:
+                frame = self._source.frame(offset, size)
         except CorruptFileError as e:       # the file ends inside the block: name it
             got = getattr(e, "got", None)
             if got is None:
@@ -436,17 +456,52 @@ class RowFileReader:
             yield unit
 
     def _decode_unit(self, unit, positions) -> pa.RecordBatch:
-        """Reads, decompresses and decodes one unit (its runs and the call's
-        placeholder reserve); runs on a pool thread with its own decoder (the
-        GIL is released in ZSTD and the decoder)."""
-        runs, reserve = unit
+        """Reads, decompresses and decodes one unit (its runs, the call's
+        placeholder reserve, and for a URL the Fetch of its blocks); runs on
+        a pool thread with its own decoder (the GIL is released in ZSTD and
+        the decoder)."""
+        runs, reserve, fetch = unit
         dec = self._decoder(positions)
         for run in runs:
             try:
-                run.decode(dec, self.block(run.block, cache=False), reserve)
+                block = self._cache.get(run.block)
+                if block is None:
+                    block = self._decompressed(run.block, fetch)
+                run.decode(dec, block, reserve)
             except (RowDecodeError, RowMemoryError) as e:
                 raise self._decode_error(run.block, e) from None
         return dec.finish()
+
+    def _fetching(self, units: Iterator[list]) -> Iterator[tuple]:
+        """``units`` as (runs, None) for a local file; for a URL as (runs,
+        Fetch), each unit's uncached blocks requested SCAN_AHEAD units before
+        the unit is handed on (so reads run ahead of decoding), a block
+        shared with the previous unit read once, for both."""
+        if self._source.remote is None:
+            for runs in units:
+                yield runs, None
+            return
+        started: deque = deque()
+        prev: Fetch | None = None
+        try:
+            for runs in units:
+                prev = self._unit_fetch(runs, prev)
+                started.append((runs, prev))
+                if len(started) > SCAN_AHEAD:
+                    yield started.popleft()
+            while started:
+                yield started.popleft()
+        finally:
+            for _, fetch in started:
+                if fetch is not None:
+                    fetch.cancel()
+
+    def _unit_fetch(self, runs: list, prev: "Fetch | None") -> "Fetch":
+        blocks = sorted({run.block for run in runs if run.block not in self._cache})
+        shared = {b: prev.where(b) for b in blocks if prev is not None and b in prev}
+        new = [b for b in blocks if b not in shared]
+        return Fetch(self._source.fetch([self._blocks[b][:2] for b in new]),
+                     {b: i for i, b in enumerate(new)}, shared)
 
     def _result(self, future) -> pa.RecordBatch:
         try:
@@ -467,9 +522,16 @@ class RowFileReader:
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         reserve = _rowcodec.Reserve(self.max_row_size)
-        units = ((runs, reserve) for runs in
-                 self._units(range(0, self.num_rows) if rows is None else rows, batch_size,
-                             max_blocks, max_bytes))
+        fetching = self._fetching(self._units(range(0, self.num_rows) if rows is None else rows,
+                                              batch_size, max_blocks, max_bytes))
+        units = ((runs, reserve, fetch) for runs, fetch in fetching)
+        try:
+            yield from self._decode_units(units, positions, ahead)
+        finally:
+            fetching.close()            # a URL's reads not started are cancelled
+
+    def _decode_units(self, units: Iterator[tuple], positions, ahead: int | None = None):
+        """_batches' units decoded in order, on the pool when it helps."""
         ahead = self.threads if ahead is None else ahead
         first = list(itertools.islice(units, 2))
         if self.threads == 1 or ahead < 1 or len(first) < 2:
@@ -731,6 +793,32 @@ class RowFileReader:
         self.close()
 
 
+class Fetch:
+    """A scan unit's blocks being read ahead from a URL, by block number: a
+    storage.Fetch of the unit's own blocks, and the (storage.Fetch, range)
+    of a block it shares with the previous unit (read once for both)."""
+    __slots__ = ("_fetch", "_where")
+
+    def __init__(self, fetch, index: dict, shared: dict):
+        self._fetch = fetch
+        self._where = {b: (fetch, i) for b, i in index.items()}
+        self._where.update(shared)
+
+    def __contains__(self, b: int) -> bool:
+        return b in self._where
+
+    def where(self, b: int) -> tuple:
+        return self._where[b]
+
+    def frame(self, b: int):
+        fetch, i = self._where[b]
+        return fetch.get(i)
+
+    def cancel(self) -> None:
+        if self._fetch is not None:
+            self._fetch.cancel()
+
+
 class _Job:
     """One reader's uncached blocks of a touched_blocks() call: each whole
     (cached afterwards), or with prefix_lookups, a block whose last wanted
@@ -768,7 +856,13 @@ class _Job:
         self.fd = source.c_reads()
         self.frames = None
         if self.fd is None:
-            self.frames = [source.frame(o, n) for o, n in zip(offsets.tolist(), sizes.tolist())]
+            # a URL's frames are fetched at once, a few requests in flight
+            try:
+                self.frames = source.frames(list(zip(offsets.tolist(), sizes.tolist())))
+            except CorruptFileError as e:       # the file ends inside a block: name it
+                if getattr(e, "got", None) is None or getattr(e, "index", None) is None:
+                    raise
+                reader._read_failed(int(blocks[e.index]), 0, e.got)
             self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts)
         else:
             self.job = _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd,

@@ -23,7 +23,7 @@ from .. import _rowcodec
 from ..arrow_cast import cast_batch
 from ..arrow_data import as_batches
 from ..arrow_types import as_row_type, to_arrow_schema
-from ..atomic import AtomicOutput, AtomicWriter
+from ..atomic import AtomicWriter, open_output
 from .block_index import BlockIndex
 from ..errors import ValueConversionError
 from .footer import Footer
@@ -71,10 +71,18 @@ class RowFileWriter(AtomicWriter):
     the calling thread, which also encodes the rows; the output does not
     depend on it. A writer is not to be shared between threads: use one
     writer per thread (per file).
+
+    ``path`` may be a URL (``s3://bucket/key``, ``gs://...``): the file is
+    streamed to the store as it is written and appears only when close()
+    succeeds (on S3 a multipart upload, aborted on failure). ``filesystem``
+    (a ``pyarrow.fs.FileSystem`` or fsspec filesystem) and
+    ``storage_options`` (its settings, e.g. ``{"endpoint_override": ...,
+    "access_key": ...}``) choose the store: docs/row-files.md, "Object stores".
     """
 
     def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,
-                 threads: int | None = None, durable: bool = False):
+                 threads: int | None = None, durable: bool = False, filesystem=None,
+                 storage_options: dict | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.path = os.fspath(path)
@@ -93,7 +101,7 @@ class RowFileWriter(AtomicWriter):
         self._queued = 0                    # futures in _in_flight
         self._local = threading.local()     # one compressor per thread: they are not shareable
         self.durable = durable
-        self._out = AtomicOutput(self.path)
+        self._out = open_output(self.path, -1, filesystem, storage_options)
         self._file = self._out.file
         self._compressed_sizes: list[int] = []
         self._uncompressed_sizes: list[int] = []

@@ -1,11 +1,13 @@
-"""fsspec URLs for readers and writers, tested on fsspec's memory filesystem."""
+"""The storage layer without a server: URLs through fsspec (its memory
+filesystem), pyarrow filesystems passed in, settings, and range coalescing.
+Against a real S3-protocol server: tests/test_object_store.py."""
 import uuid
 
 import pyarrow as pa
 import pytest
 
 import rowformat
-from rowformat import fs
+from rowformat import storage
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -30,13 +32,13 @@ def url():
 
 
 def test_is_url():
-    assert fs.is_url("s3://bucket/key.row")
-    assert fs.is_url("memory://x/y.row")
-    assert fs.is_url("file:///tmp/x.row")
-    assert not fs.is_url("/tmp/x.row")
-    assert not fs.is_url("C:\\data\\x.row")
-    assert not fs.is_url("C://data/x.row")      # a one-letter scheme is a drive
-    assert not fs.is_url(b"memory://x")
+    assert storage.is_url("s3://bucket/key.row")
+    assert storage.is_url("memory://x/y.row")
+    assert storage.is_url("file:///tmp/x.row")
+    assert not storage.is_url("/tmp/x.row")
+    assert not storage.is_url("C:\\data\\x.row")
+    assert not storage.is_url("C://data/x.row")      # a one-letter scheme is a drive
+    assert not storage.is_url(b"memory://x")
 
 
 def test_row_file_round_trip_through_memory_url(url, tmp_path):
@@ -60,17 +62,17 @@ def test_row_file_round_trip_through_memory_url(url, tmp_path):
         assert r.take([17, 3]).column("id").to_pylist() == [17, 3]
 
 
-def test_reader_closes_the_fsspec_file(url):
+def test_closed_remote_reader_refuses_reads(url):
     path = f"{url}/x.row"
     with rowformat.RowFileWriter(path, SCHEMA) as w:
         w.write(_table(10))
-    r = rowformat.RowFileReader(path, SCHEMA)
-    closed = []
-    f = r._source._file
-    real_close = f.close
-    f.close = lambda: (closed.append(True), real_close())
+    r = rowformat.RowFileReader(path, SCHEMA, cache_bytes=0)
+    remote = r._source.remote
     r.close()
-    assert closed == [True]
+    with pytest.raises(ValueError, match="closed"):
+        r.get(0)
+    with pytest.raises(ValueError, match="closed"):
+        remote.read_at(0, 4)
 
 
 def test_failed_write_uploads_nothing(url):
