@@ -47,8 +47,9 @@ class RowDataset:
     batch) one ``RecordBatch`` of those rows in the order asked
     (``format="numpy"``: a dict of NumPy arrays).
 
-    Making it keeps no file open: the row counts come from the table's
-    manifests or each file's footer (read, then closed), and each process opens a file's
+    Making it keeps no file open: the row counts come from each file's
+    footer (read, then closed; a table's manifests must agree, else
+    DatasetError naming the file), and each process opens a file's
     reader when a batch first needs a row of it (DatasetError if the file
     no longer holds the rows counted), then keeps it.
     ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
@@ -88,11 +89,16 @@ class RowDataset:
         self.memory_map = memory_map
         self._readers: dict[int, RowFileReader] = {}
         self._pid = os.getpid()
-        # Files open on first use: their row counts from the table's
-        # manifests, or each file's footer (read, not kept open); a reader
+        # Files open on first use: their row counts from each file's footer
+        # (read, not kept open), which a table's manifest must agree with
+        # (else its rows would be lost or routed to another file); a reader
         # opened later must hold that many rows.
-        if counts is None:
-            counts = [read_metadata(p).footer.total_rows for p in files]
+        held = [read_metadata(p).footer.total_rows for p in files]
+        for p, want, rows in zip(files, held if counts is None else counts, held):
+            if want != rows:
+                raise DatasetError(f"{self.source}: data file {p} holds {rows} rows, but its "
+                                   f"manifest entry's _ROW_COUNT is {want}")
+        counts = held
         self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
         self._block_starts: Optional[np.ndarray] = None
         # a row-tracking table: each file's first _ROW_ID (the files in that order)

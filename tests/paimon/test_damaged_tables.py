@@ -10,8 +10,9 @@ import shutil
 import pyarrow as pa
 import pytest
 
+import rowformat
 import rowformat.paimon as rp
-from rowformat.errors import TableMetadataError
+from rowformat.errors import DatasetError, TableMetadataError
 from rowformat.paimon import tables as tb
 
 from ._tables import read, rewrite_manifests, write
@@ -162,3 +163,40 @@ def test_verify_checks_the_manifest_counts(capfd, table, key, field, said):
         f"{data}: file: {said.format(size + 1, size)}",
         f"FAILED {data}: 1 problem(s)",
         f"FAILED {path} (snapshot 1): 1 of 1 .row data file(s) have problems"]
+
+
+# ---------------------------------------------------------------- issue 37, item 1
+
+def _three_files(wh):
+    """The table directory of an append table of three data files of 1,000
+    rows each (ids 0-999, 1000-1999, 2000-2999), and the files by first id."""
+    t = wh.create("three", SCHEMA)
+    for k in range(3):
+        ids = range(1000 * k, 1000 * (k + 1))
+        write(t, pa.table({"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]},
+                          schema=SCHEMA))
+    path = os.path.join(wh.root, "db.db", "three")
+    by_first = {}
+    for data in wh.data_files("three"):
+        with rowformat.RowFileReader(data, "id BIGINT, s STRING") as r:
+            by_first[r.get(0)[0]] = data
+    return path, [by_first[k] for k in (0, 1000, 2000)]
+
+
+@pytest.mark.parametrize("count", [0, -500, 999, 1001])
+def test_row_dataset_checks_each_manifest_row_count_against_its_file(wh, count):
+    """A manifest _ROW_COUNT of 0 used to drop that file's 1,000 rows from
+    RowDataset (len 2,000, no error; the file was never opened), and -500
+    routed rows to the wrong file (row 0 was id 2000): every count is now
+    checked against its file's footer when the dataset is made."""
+    path, files = _three_files(wh)
+    name = os.path.basename(files[1])
+
+    def edit(record):
+        if record["_FILE"]["_FILE_NAME"] == name:
+            record["_FILE"]["_ROW_COUNT"] = count
+    rewrite_manifests(path, edit)
+    with pytest.raises(DatasetError) as e:
+        rowformat.RowDataset(path)
+    assert str(e.value) == (f"{path}: data file {files[1]} holds 1000 rows, but its manifest "
+                            f"entry's _ROW_COUNT is {count}")
