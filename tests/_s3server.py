@@ -175,17 +175,114 @@ class _LoggedApp:
                 record()
 
 
+_FAST_RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
+# request headers that ask for more than the bytes of the latest version
+_NOT_PLAIN = ("HTTP_IF_MATCH", "HTTP_IF_NONE_MATCH", "HTTP_IF_MODIFIED_SINCE", "HTTP_IF_UNMODIFIED_SINCE",
+              "HTTP_X_AMZ_SERVER_SIDE_ENCRYPTION_CUSTOMER_ALGORITHM")
+
+
+class _FastRanges:
+    """Serves a plain ranged GET (one ``bytes=first-[last]`` range, no query,
+    no conditions, the latest version of a STANDARD object) from the bytes
+    moto stores, as moto would answer it but reading only the range: moto
+    reads the whole object for each ranged GET (0.1 s for 100 MB). Everything
+    else goes to moto."""
+
+    def __init__(self, app, enabled):
+        self._app = app
+        self._enabled = enabled         # a callable: read per request
+
+    def __call__(self, environ, start_response):
+        served = self._enabled() and self._serve(environ)
+        if not served:
+            return self._app(environ, start_response)
+        headers, data = served
+        start_response("206 Partial Content", headers)
+        return [data]
+
+    @staticmethod
+    def _serve(environ):
+        if (environ.get("REQUEST_METHOD") != "GET" or environ.get("QUERY_STRING")
+                or any(h in environ for h in _NOT_PLAIN)
+                or "/s3/aws4_request" not in environ.get("HTTP_AUTHORIZATION", "")):
+            return None
+        asked = _FAST_RANGE.match((environ.get("HTTP_RANGE") or "").strip())
+        bucket, key = _bucket_key(environ)
+        if asked is None or not key:
+            return None
+        try:
+            from moto.core import DEFAULT_ACCOUNT_ID
+            from moto.s3.models import FakeKey, s3_backends
+            obj = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].get_object(bucket, key)
+            if not isinstance(obj, FakeKey) or obj.storage_class != "STANDARD":
+                return None
+            size = obj.size
+            first = int(asked.group(1))
+            last = min(int(asked.group(2)) if asked.group(2) else size - 1, size - 1)
+            if first > last:            # moto answers these (416, or the whole object)
+                return None
+            if first == 0 and last == size - 1 and environ.get("HTTP_X_AMZ_CHECKSUM_MODE"):
+                return None             # the whole object: moto adds its checksum
+            with obj.lock:
+                obj._value_buffer.seek(first)
+                data = obj._value_buffer.read(last - first + 1)
+            headers = {**obj.response_dict, **obj.metadata}
+        except Exception:               # noqa: BLE001 - whatever moto would say, it says
+            return None
+        headers.pop("content-length", None)
+        if not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = "binary/octet-stream"
+        headers.update({"Accept-Ranges": "bytes", "Content-Length": str(len(data)),
+                        "Content-Range": f"bytes {first}-{last}/{size}"})
+        return [(k, str(v)) for k, v in headers.items()], data
+
+
 def _join_all(threads, seconds: float = JOIN_SECONDS) -> None:
     deadline = time.monotonic() + seconds
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
 
 
-class S3Server:
-    """A real S3-protocol server (moto) on 127.0.0.1, every request logged."""
+class _Clients:
+    """How clients reach the server at ``self.endpoint``."""
+    endpoint: str
 
-    def __init__(self, port: int = 0):
+    def env(self) -> dict[str, str]:
+        """The environment of a client of this server (botocore, s3fs, pyarrow)."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ENDPOINT_URL_S3": self.endpoint,
+            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            "AWS_EC2_METADATA_DISABLED": "true",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+
+    def storage_options(self) -> dict:
+        """pyarrow.fs.S3FileSystem's keyword arguments for this server."""
+        return {"endpoint_override": self.endpoint.split("://", 1)[1], "scheme": "http",
+                "access_key": ACCESS_KEY, "secret_key": SECRET_KEY, "region": REGION}
+
+    def catalog_options(self) -> dict:
+        """pypaimon catalog options for this server (add ``warehouse``)."""
+        return {"s3.endpoint": self.endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY,
+                "s3.region": REGION, "s3.path-style-access": "true"}
+
+
+class S3Server(_Clients):
+    """A real S3-protocol server (moto) on 127.0.0.1, every request logged.
+
+    ``fast_ranges``: plain ranged GETs read only their range from moto's
+    stored bytes instead of moto reading the whole object each time
+    (``_FastRanges``; the same status, headers that matter and bytes). An
+    attribute, read per request."""
+
+    def __init__(self, port: int = 0, fast_ranges: bool = False):
         self._port = port
+        self.fast_ranges = fast_ranges
         self._lock = threading.Lock()
         self._log: list[Request] = []
         self._server = None
@@ -225,7 +322,8 @@ class S3Server:
                     with handlers_lock:
                         handlers.discard(threading.current_thread())
 
-        app = _LoggedApp(DomainDispatcherApplication(create_backend_app), self._record)
+        app = _LoggedApp(_FastRanges(DomainDispatcherApplication(create_backend_app),
+                                     lambda: self.fast_ranges), self._record)
         self._server = Server("127.0.0.1", self._port, app, Handler)
         self.port = self._server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
@@ -265,40 +363,100 @@ class S3Server:
         import pyarrow.fs as pafs
         pafs.S3FileSystem(allow_bucket_creation=True, **self.storage_options()).create_dir(name)
 
-    def env(self) -> dict[str, str]:
-        """The environment of a client of this server (botocore, s3fs, pyarrow)."""
-        return {
-            "AWS_ENDPOINT_URL": self.endpoint,
-            "AWS_ENDPOINT_URL_S3": self.endpoint,
-            "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-            "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-            "AWS_DEFAULT_REGION": REGION,
-            "AWS_REGION": REGION,
-            "AWS_EC2_METADATA_DISABLED": "true",
-            "NO_PROXY": "127.0.0.1,localhost",
-            "no_proxy": "127.0.0.1,localhost",
-        }
 
-    def storage_options(self) -> dict:
-        """pyarrow.fs.S3FileSystem's keyword arguments for this server."""
-        return _storage_options(self.endpoint)
-
-    def catalog_options(self) -> dict:
-        """pypaimon catalog options for this server (add ``warehouse``)."""
-        return _catalog_options(self.endpoint)
-
-
-def _storage_options(endpoint: str) -> dict:
-    return {"endpoint_override": endpoint.split("://", 1)[1], "scheme": "http",
-            "access_key": ACCESS_KEY, "secret_key": SECRET_KEY, "region": REGION}
+def _serve_in_child(conn, port: int, fast_ranges: bool) -> None:
+    """S3ServerProcess's child: an S3Server, and its methods called over ``conn``."""
+    server = S3Server(port, fast_ranges).start()
+    conn.send(server.endpoint)
+    try:
+        while True:
+            try:
+                method, args = conn.recv()
+            except EOFError:            # the parent is gone
+                break
+            if method == "stop":
+                break
+            try:
+                conn.send(("ok", getattr(server, method)(*args)))
+            except Exception as e:      # noqa: BLE001 - raised again in the parent
+                conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        server.stop()
+        conn.close()
 
 
-def _catalog_options(endpoint: str) -> dict:
-    return {"s3.endpoint": endpoint, "s3.access-key": ACCESS_KEY, "s3.secret-key": SECRET_KEY,
-            "s3.region": REGION, "s3.path-style-access": "true"}
+class S3ServerProcess(_Clients):
+    """An S3Server in a child process (spawned), for benchmarks: moto's
+    Python work then does not share the client's interpreter and GIL. The
+    same methods; ``log()`` copies the log over a pipe."""
+
+    def __init__(self, port: int = 0, fast_ranges: bool = False):
+        self._args = (port, fast_ranges)
+        self._proc = None
+        self._conn = None
+        self._lock = threading.Lock()
+        self.endpoint = ""
+
+    def start(self) -> S3ServerProcess:
+        if self._proc is not None:
+            return self
+        import multiprocessing
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve_in_child, args=(child, *self._args), daemon=True,
+                                 name="S3ServerProcess")
+        self._proc.start()
+        child.close()
+        if not self._conn.poll(120):
+            self.stop()
+            raise RuntimeError("the S3 server process did not start in 120 s")
+        self.endpoint = self._conn.recv()
+        self.port = int(self.endpoint.rsplit(":", 1)[1])
+        return self
+
+    def _call(self, method: str, *args):
+        with self._lock:
+            if self._conn is None:
+                raise RuntimeError("the S3 server process is not running")
+            self._conn.send((method, args))
+            status, value = self._conn.recv()
+        if status != "ok":
+            raise RuntimeError(f"S3 server process: {method}: {value}")
+        return value
+
+    def stop(self) -> None:
+        """Stops the child (its server joins its threads), at most
+        JOIN_SECONDS + 5 s, then kills it. Idempotent."""
+        proc, conn, self._proc, self._conn = self._proc, self._conn, None, None
+        if proc is None:
+            return
+        try:
+            conn.send(("stop", ()))
+        except OSError:
+            pass
+        proc.join(JOIN_SECONDS + 5)
+        if proc.is_alive():
+            proc.kill()
+            proc.join(5)
+        conn.close()
+
+    def __enter__(self) -> S3ServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def log(self) -> list[Request]:
+        return self._call("log")
+
+    def clear_log(self) -> None:
+        self._call("clear_log")
+
+    def make_bucket(self, name: str) -> None:
+        self._call("make_bucket", name)
 
 
-class LatencyProxy:
+class LatencyProxy(_Clients):
     """A loopback TCP proxy that delays each HTTP request by a fixed time (for
     benchmarks): listens on 127.0.0.1, forwards to a target port.
 
@@ -358,14 +516,6 @@ class LatencyProxy:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-    def storage_options(self) -> dict:
-        """pyarrow.fs.S3FileSystem's keyword arguments for the server behind this proxy."""
-        return _storage_options(self.endpoint)
-
-    def catalog_options(self) -> dict:
-        """pypaimon catalog options for the server behind this proxy (add ``warehouse``)."""
-        return _catalog_options(self.endpoint)
 
     def _spawn(self, target, *args) -> None:
         t = threading.Thread(target=self._run, args=(target, *args), daemon=True)

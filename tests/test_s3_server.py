@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("moto.server", reason="moto[server] (the test extra) is not installed")
 import pyarrow.fs as pafs  # noqa: E402
 
-from tests._s3server import LatencyProxy, Request, S3Server, _bucket_key  # noqa: E402
+from tests._s3server import LatencyProxy, Request, S3Server, S3ServerProcess, _bucket_key  # noqa: E402
 
 DATA = bytes(range(256)) * 4096         # 1 MiB
 
@@ -107,3 +107,64 @@ def test_latency_proxy_delays_each_request(s3):
         proxy.stop()
     assert [r.method for r in s3.log()] == ["HEAD"] * 3
     assert elapsed >= 0.15
+
+
+def test_fast_ranges_answer_as_moto_does(s3, monkeypatch):
+    from moto.s3.models import FakeKey
+    client = _boto3(s3)
+    client.put_object(Bucket=s3.bucket, Key="f.bin", Body=DATA, ContentType="application/x-test",
+                      Metadata={"m": "v"})
+    client.put_object(Bucket=s3.bucket, Key="plain.bin", Body=DATA)
+    whole = FakeKey.value
+    reads = []
+    monkeypatch.setattr(FakeKey, "value", property(lambda key: reads.append(1) or whole.fget(key),
+                                                   whole.fset))
+    ranges = ["bytes=100-199", "bytes=1048000-", "bytes=1048570-2000000", "bytes=0-0"]
+
+    def answers():
+        out = []
+        for key, asked in [("f.bin", r) for r in ranges] + [("plain.bin", ranges[0])]:
+            r = client.get_object(Bucket=s3.bucket, Key=key, Range=asked)
+            out.append((r["Body"].read(), r["ContentRange"], r["ContentLength"], r["ETag"],
+                        r["LastModified"], r["ContentType"], r["Metadata"], r["AcceptRanges"],
+                        r["ResponseMetadata"]["HTTPStatusCode"]))
+        return out
+    assert not s3.server.fast_ranges    # the session's server: moto's own answers
+    slow = answers()
+    assert len(reads) == len(ranges) + 1
+    s3.server.fast_ranges = True
+    try:
+        reads.clear()
+        fast = answers()
+        assert reads == []              # the object was never read whole
+        # not served fast: moto's answers (a range past the end, a conditional GET)
+        with pytest.raises(client.exceptions.ClientError, match="InvalidRange"):
+            client.get_object(Bucket=s3.bucket, Key="f.bin", Range=f"bytes={len(DATA)}-")
+        got = client.get_object(Bucket=s3.bucket, Key="f.bin", Range="bytes=1-2", IfMatch=slow[0][3])
+        assert got["Body"].read() == DATA[1:3] and len(reads) == 2
+    finally:
+        s3.server.fast_ranges = False
+    assert fast == slow
+    assert slow[1][0] == DATA[1048000:] and slow[2][0] == DATA[1048570:]
+    # the range asked for (past the end too), the bytes served
+    logged = [(r.range, r.sent, r.status) for r in s3.log() if r.method == "GET"]
+    assert logged[:5] == logged[5:10] == [((100, 199), 100, 206), ((1048000, 1048575), 576, 206),
+                                          ((1048570, 2000000), 6, 206), ((0, 0), 1, 206),
+                                          ((100, 199), 100, 206)]
+
+
+def test_server_in_a_child_process():
+    with S3ServerProcess(fast_ranges=True) as server:
+        server.make_bucket("child-test")
+        server.clear_log()
+        fs = pafs.S3FileSystem(**server.storage_options())
+        with fs.open_output_stream("child-test/k") as f:
+            f.write(DATA)
+        with fs.open_input_file("child-test/k") as f:
+            assert f.read_at(10, 5000) == DATA[5000:5010]
+        log = server.log()
+        assert log[-1] == Request("GET", "child-test", "k", "", (5000, 5009), 10, 0, 206)
+        assert sum(r.received for r in log if r.method == "PUT") == len(DATA)
+        with pytest.raises(RuntimeError, match="InvalidBucketName"):
+            server.make_bucket("x")
+    server.stop()
