@@ -95,18 +95,34 @@ def _truthy(v: Any) -> bool:
     return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
 
 
-def s3_settings(options: dict | None) -> dict:
+_S3_ARGUMENTS = {
+    "access_key", "secret_key", "session_token", "anonymous", "region", "request_timeout",
+    "connect_timeout", "scheme", "endpoint_override", "background_writes", "default_metadata",
+    "role_arn", "session_name", "external_id", "load_frequency", "proxy_options",
+    "allow_bucket_creation", "allow_bucket_deletion", "check_directory_existence_before_creation",
+    "retry_strategy", "force_virtual_addressing", "path_style"}
+
+
+def s3_settings(options: dict | None, catalog: bool = False) -> dict:
     """``options`` (pyarrow names, or Paimon catalog names) as S3FileSystem
     arguments, with bounded timeouts and retries unless given. An endpoint
-    with a scheme (``http://host:port``) sets ``scheme`` too."""
+    with a scheme (``http://host:port``) sets ``scheme`` too. An unknown
+    name is a ValueError, unless ``catalog`` (a Paimon catalog's options,
+    most of which are not about S3: ignored)."""
     out: dict[str, Any] = {}
     for key, value in (options or {}).items():
-        name = key
+        name, prefixed = key, False
         for prefix in _S3_PREFIXES:
             if key.startswith(prefix):
-                name = key[len(prefix):]
+                name, prefixed = key[len(prefix):], True
                 break
         name = _S3_ALIASES.get(name, name)
+        if name not in _S3_ARGUMENTS:
+            if catalog or prefixed:
+                continue
+            raise ValueError(f"storage option {key!r} is not an S3 setting (pyarrow.fs.S3FileSystem's "
+                             f"arguments, or s3.endpoint, s3.access-key, s3.secret-key, s3.region, "
+                             f"s3.path-style-access, ...)")
         if value is None:
             continue
         if name == "path_style":
@@ -134,6 +150,12 @@ def s3_settings(options: dict | None) -> dict:
         import pyarrow.fs as pafs
         out["retry_strategy"] = pafs.AwsStandardS3RetryStrategy(max_attempts=MAX_ATTEMPTS)
     return out
+
+
+def catalog_storage_options(options: dict) -> dict:
+    """The storage settings among a Paimon catalog's options (``s3.*``,
+    ``s3a.*``, ``fs.s3a.*``, ...): what storage_options takes."""
+    return {k: v for k, v in options.items() if k.startswith(_S3_PREFIXES)}
 
 
 _FILESYSTEMS: dict = {}
@@ -164,7 +186,7 @@ def _pyarrow_fs(scheme: str, netloc: str, options: dict | None):
         return _FILESYSTEMS.setdefault(key, fs)
 
 
-def _is_pyarrow_fs(filesystem: Any) -> bool:
+def is_pyarrow_fs(filesystem: Any) -> bool:
     import pyarrow.fs as pafs
     return isinstance(filesystem, pafs.FileSystem)
 
@@ -178,7 +200,7 @@ def resolve(url: str, filesystem: Any = None, storage_options: dict | None = Non
     if filesystem is not None:
         if not sep:
             return filesystem, url
-        if _is_pyarrow_fs(filesystem):
+        if is_pyarrow_fs(filesystem):
             return filesystem, rest if scheme not in ("hdfs", "viewfs") else "/" + rest.partition("/")[2]
         return filesystem, filesystem._strip_protocol(url)
     netloc, _, path = rest.partition("/")
@@ -262,7 +284,7 @@ class RemoteFile:
         fs, path = resolve(url, filesystem, storage_options)
         self._fs, self._path = fs, path
         try:
-            if _is_pyarrow_fs(fs):
+            if is_pyarrow_fs(fs):
                 self._file = fs.open_input_file(path)       # one HEAD
                 self.size = self._file.size()
                 self._read = self._file.read_at             # (nbytes, offset), thread-safe
@@ -311,7 +333,7 @@ def open_file(url: str, filesystem: Any = None, storage_options: dict | None = N
     schema files: the formats other libraries read); the caller closes it."""
     fs, path = resolve(url, filesystem, storage_options)
     try:
-        return fs.open_input_file(path) if _is_pyarrow_fs(fs) else fs.open(path, "rb")
+        return fs.open_input_file(path) if is_pyarrow_fs(fs) else fs.open(path, "rb")
     except OSError as e:
         raise storage_error(url, "opening for reading", e) from None
 
@@ -471,7 +493,7 @@ class _TemporaryObject(_Upload):
         self.tmp = f"{head}/.{name}.{uuid.uuid4().hex[:12]}.tmp" if head else \
             f".{name}.{uuid.uuid4().hex[:12]}.tmp"
         try:
-            self.file = fs.open_output_stream(self.tmp) if _is_pyarrow_fs(fs) \
+            self.file = fs.open_output_stream(self.tmp) if is_pyarrow_fs(fs) \
                 else fs.open(self.tmp, "wb")
         except OSError as e:
             raise storage_error(url, "opening for writing", e) from None
@@ -489,7 +511,7 @@ class _TemporaryObject(_Upload):
         except Exception:
             pass
         try:
-            if _is_pyarrow_fs(self._fs):
+            if is_pyarrow_fs(self._fs):
                 self._fs.delete_file(self.tmp)
             else:
                 self._fs.rm(self.tmp)

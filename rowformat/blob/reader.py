@@ -36,16 +36,18 @@ class BlobFileReader:
 
     ``blob_type`` is type text or a DataType (the file does not store it).
     ``column`` names the column of the Tables ``read`` and ``take`` return.
-    A reader may be shared by threads (reads are positional).
+    A reader may be shared by threads (reads are positional). A URL (with
+    ``filesystem`` and ``storage_options`` as for RowFileReader) is read with
+    ranged requests.
     """
 
     def __init__(self, path_or_file, blob_type, *, verify: bool = True, legacy_crc: bool = False,
-                 column: str = "blob"):
+                 column: str = "blob", filesystem=None, storage_options: dict | None = None):
         self.kind = resolve_blob_type(blob_type)
         self.verify = verify
         self.legacy_crc = legacy_crc and self.kind.kind != "MAP"   # MAP CRCs were always right
         self.column = column
-        self._source = Source(path_or_file)
+        self._source = Source(path_or_file, False, filesystem, storage_options)
         self.name = self._source.name
         self._closed = False
         try:

@@ -43,7 +43,7 @@ from ..blob.meta import PLACEHOLDER_LENGTH
 from ..errors import CorruptFileError, RowIndexError
 from ..source import as_rows
 from . import _field_types
-from ._reader import _pypaimon, _with_path, close_reader_and_stream, count_opened, local_path
+from ._reader import _pypaimon, _with_path, close_reader_and_stream, count_opened, opening
 
 PLACEHOLDER_ERROR = "Blob placeholder is not supported by FormatBlobReader yet."
 
@@ -85,11 +85,11 @@ def make_blob_reader_class(stock: Any) -> type:
             self._schema = PyarrowFieldParser.from_paimon_schema([field])
             blob_type = _field_types.row_type([field]).fields[0].type
             try:
-                path = local_path(file_io, file_path)
+                path, where = opening(file_io, file_path)
                 if path is None:
                     self._stream = file_io.new_input_stream(file_path)
                 self._reader = BlobFileReader(path if path is not None else self._stream,
-                                              blob_type, column=field.name)
+                                              blob_type, column=field.name, **where)
                 n = self._reader.num_rows
                 self._rows = np.arange(n) if row_indices is None else as_rows(
                     row_indices, n, "row_indices")

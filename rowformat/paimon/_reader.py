@@ -27,9 +27,12 @@ Contract (pypaimon 2.1.0, ``pypaimon/read/reader/format_row_reader.py``):
 * An empty ``read_fields`` yields no batch at all (pypaimon builds a
   zero-column, zero-row table per block and skips it).
 
-The file is read through pypaimon's FileIO: a local path for ``LocalFileIO``
-(and its subclasses, through their own path mapping), else the FileIO's
-input stream as a file object.
+The file is read where pypaimon's FileIO keeps it (:func:`opening`): a local
+path for ``LocalFileIO`` (and its subclasses, through their own path
+mapping); an S3 URL with the catalog's ``s3.*`` options through rowformat's
+storage layer (ranged requests, concurrent and read ahead, bounded waits);
+a path in the FileIO's pyarrow filesystem for other stores; else the
+FileIO's input stream as a file object.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from typing import Any, Iterator, List, Optional
 import numpy as np
 import pyarrow as pa
 
+from .. import storage
 from ..errors import CorruptFileError, RowFormatError, RowIndexError
 from ..row.reader import DEFAULT_BATCH_BYTES, RowFileReader
 from . import _field_types
@@ -73,6 +77,26 @@ def local_path(file_io: Any, path: str) -> Optional[str]:
     if isinstance(file_io, local.LocalFileIO):
         return os.fspath(file_io._to_file(path))
     return None
+
+
+def opening(file_io: Any, path: str) -> tuple[Any, dict]:
+    """What a rowformat reader of ``path`` (a data file of a table of
+    ``file_io``) opens, and its keyword arguments: a local path; an S3 URL
+    and the catalog's storage options (rowformat's own filesystem: bounded
+    timeouts and retries, where pypaimon's allows minutes); a path in the
+    FileIO's pyarrow filesystem; or (None, {}): the FileIO's own stream."""
+    local = local_path(file_io, path)
+    if local is not None:
+        return local, {}
+    props = getattr(file_io, "properties", None)
+    if storage.is_url(path) and path.partition("://")[0].lower() in ("s3", "s3a", "s3n") \
+            and hasattr(props, "to_map"):
+        return path, {"storage_options": storage.catalog_storage_options(props.to_map())}
+    fs = getattr(file_io, "filesystem", None)
+    to_fs = getattr(file_io, "to_filesystem_path", None)
+    if fs is not None and to_fs is not None and storage.is_pyarrow_fs(fs):
+        return to_fs(path), {"filesystem": fs}
+    return None, {}
 
 
 def _with_path(e: RowFormatError, file_path: str) -> RowFormatError:
@@ -168,9 +192,9 @@ def make_reader_class(stock: type) -> type:
             self._targets = {f.name: target.field(f.name).type for f in self._projected}
             self._columns = [f.name for f in self._projected]
             try:
-                path = local_path(file_io, file_path)
+                path, where = opening(file_io, file_path)
                 if path is not None:
-                    self._reader = RowFileReader(path, file_schema, cache_bytes=0)
+                    self._reader = RowFileReader(path, file_schema, cache_bytes=0, **where)
                 else:
                     self._stream = file_io.new_input_stream(file_path)
                     self._reader = RowFileReader(self._stream, file_schema, cache_bytes=0)
