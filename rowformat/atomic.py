@@ -87,7 +87,7 @@ class AtomicOutput:
                 pass
 
 
-def open_output(path: str, buffering: int = -1, filesystem=None, storage_options=None):
+def open_output(path: str, buffering: int = -1, filesystem=None, storage_options=None) -> Any:
     """The output of a writer of ``path``: an AtomicOutput for a local path;
     for a URL (or a path in ``filesystem``), the store's streamed upload,
     which appears only when commit() succeeds."""

@@ -58,14 +58,24 @@ class RowDataset:
     readers' decoding threads (default: the core count, and in a DataLoader
     worker the cores divided by the number of workers); ``memory_map=True``
     decompresses blocks straight from mappings of the files (RowFileReader's
-    option, and its caveat: a file must not be truncated while it is open)."""
+    option, and its caveat: a file must not be truncated while it is open).
+
+    Tables and files may live on an object store: a table URL
+    (``s3://bucket/wh/db.db/t``) with ``storage_options`` as
+    :func:`rowformat.paimon.tables.open_table` takes them (the catalog's
+    ``s3.endpoint``, ``s3.access-key``, ...; else the environment's), or file
+    URLs with ``storage_options``/``filesystem`` as RowFileReader takes them.
+    A batch then fetches its touched blocks concurrently, nothing more."""
 
     def __init__(self, source, schema=None, columns: Optional[Sequence[str]] = None, *,
                  cache_bytes: int = 64 << 20, prefix_lookups: bool = False,
-                 threads: Optional[int] = None, memory_map: bool = False):
+                 threads: Optional[int] = None, memory_map: bool = False,
+                 filesystem=None, storage_options: Optional[dict] = None):
         first_ids = None
+        self._open_args: dict = {"filesystem": filesystem, "storage_options": storage_options}
         if isinstance(source, (str, os.PathLike)):
-            files, file_schema, first_ids, counts = _table_files(os.fspath(source), schema)
+            files, file_schema, first_ids, counts, self._open_args = _table_files(
+                os.fspath(source), schema, storage_options)
         else:
             files = [os.fspath(p) for p in source]
             if schema is None:
@@ -93,7 +103,7 @@ class RowDataset:
         # (read, not kept open), which a table's manifest must agree with
         # (else its rows would be lost or routed to another file); a reader
         # opened later must hold that many rows.
-        held = [read_metadata(p).footer.total_rows for p in files]
+        held = [read_metadata(p, **self._open_args).footer.total_rows for p in files]
         for p, want, rows in zip(files, held if counts is None else counts, held):
             if want != rows:
                 raise DatasetError(f"{self.source}: data file {p} holds {rows} rows, but its "
@@ -184,7 +194,8 @@ class RowDataset:
                                                  cache_bytes=self.cache_bytes,
                                                  prefix_lookups=self.prefix_lookups,
                                                  threads=self.threads or worker_threads(),
-                                                 memory_map=self.memory_map)
+                                                 memory_map=self.memory_map,
+                                                 **self._open_args)
             try:
                 self._check_rows(f, r.num_rows)
             except DatasetError:
@@ -222,14 +233,15 @@ def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
     return batches[0]
 
 
-def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.ndarray], list[int]]:
+def _table_files(path: str, schema, storage_options: Optional[dict]
+                 ) -> tuple[list[str], RowType, Optional[np.ndarray], list[int], dict]:
     """The table's .row data files (by first _ROW_ID for a row-tracking
-    table), its schema, the files' first _ROW_IDs (or None), and their row
-    counts (as the manifests give them)."""
+    table), its schema, the files' first _ROW_IDs (or None), their row
+    counts (as the manifests give them), and what readers open them with."""
     from .paimon import tables
     if schema is not None:
         raise DatasetError("RowDataset: a Paimon table's schema is its own; give no schema")
-    table, _ = tables.pin(path)
+    table, _ = tables.pin(path, storage_options=storage_options)
     if table.primary_keys:
         raise DatasetError(f"{path} is a primary-key table: its rows are merged from several "
                            f"files on read; RowDataset reads append tables")
@@ -251,7 +263,8 @@ def _table_files(path: str, schema) -> tuple[list[str], RowType, Optional[np.nda
                                f"tracking was enabled?)")
         files.sort(key=lambda d: d.meta.first_row_id)
         first = np.array([d.meta.first_row_id for d in files], np.int64)
-    return [d.path for d in files], tables.row_type(table), first, [d.rows for d in files]
+    return ([d.path for d in files], tables.row_type(table), first, [d.rows for d in files],
+            {"storage_options": tables.reader_options(table)})
 
 
 class BlockShuffleSampler:

@@ -30,6 +30,7 @@ unreachable store fails in seconds with a :class:`StorageError` naming the URL.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import threading
@@ -103,6 +104,17 @@ _S3_ARGUMENTS = {
     "retry_strategy", "force_virtual_addressing", "path_style"}
 
 
+def s3_name(key: str) -> tuple[str, bool]:
+    """The S3FileSystem argument a setting's ``key`` names (a pyarrow name,
+    or a catalog name with its ``s3.``/``fs.s3a.``/... prefix), and whether
+    it had such a prefix."""
+    for prefix in _S3_PREFIXES:
+        if key.startswith(prefix):
+            name = key[len(prefix):]
+            return _S3_ALIASES.get(name, name), True
+    return _S3_ALIASES.get(key, key), False
+
+
 def s3_settings(options: dict | None, catalog: bool = False) -> dict:
     """``options`` (pyarrow names, or Paimon catalog names) as S3FileSystem
     arguments, with bounded timeouts and retries unless given. An endpoint
@@ -111,12 +123,7 @@ def s3_settings(options: dict | None, catalog: bool = False) -> dict:
     most of which are not about S3: ignored)."""
     out: dict[str, Any] = {}
     for key, value in (options or {}).items():
-        name, prefixed = key, False
-        for prefix in _S3_PREFIXES:
-            if key.startswith(prefix):
-                name, prefixed = key[len(prefix):], True
-                break
-        name = _S3_ALIASES.get(name, name)
+        name, prefixed = s3_name(key)
         if name not in _S3_ARGUMENTS:
             if catalog or prefixed:
                 continue
@@ -216,6 +223,21 @@ def resolve(url: str, filesystem: Any = None, storage_options: dict | None = Non
         return fsspec.core.url_to_fs(url, **(storage_options or {}))
     except (ImportError, ValueError) as e:
         raise StorageError(f"{url}: no filesystem for {scheme}:// URLs: {e}") from None
+
+
+def list_names(url: str, storage_options: dict | None = None,
+               filesystem: Any = None) -> list[str]:
+    """The names directly under the directory ``url`` (none if it is missing)."""
+    fs, path = resolve(url, filesystem, storage_options)
+    try:
+        if is_pyarrow_fs(fs):
+            import pyarrow.fs as pafs
+            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+            return [info.base_name for info in infos]
+        return [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(path, detail=False)] \
+            if fs.exists(path) else []
+    except OSError as e:
+        raise storage_error(url, "listing", e) from None
 
 
 # -- errors ---------------------------------------------------------------------------
@@ -403,28 +425,36 @@ class _Upload:
         raise NotImplementedError
 
 
-class _S3Multipart(_Upload):
-    """A streamed S3 upload through botocore: parts of PART_SIZE uploaded as
-    they fill (PARTS_IN_FLIGHT at once); commit() completes the multipart
-    upload (or PUTs a small object whole); discard(), or a killed process,
-    leaves no object (an aborted upload, or one never completed)."""
+class _S3Multipart(io.RawIOBase):
+    """A streamed S3 upload through botocore, also its own binary file
+    (``file``): parts of PART_SIZE uploaded as they fill (PARTS_IN_FLIGHT at
+    once); commit() completes the multipart upload (or PUTs a small object
+    whole); discard(), or a killed process, leaves no object (an aborted
+    upload, or one never completed)."""
 
     def __init__(self, url: str, bucket: str, key: str, options: dict | None):
+        super().__init__()
         self.url, self.bucket, self.key = url, bucket, key
         self._client = s3_client(options)
         self._buf = bytearray()
+        self._written = 0
         self._upload_id: str | None = None
         self._parts: list[Future] = []
         self.file = self
 
+    def writable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._written
+
     def write(self, data) -> int:
+        n = len(memoryview(data).cast("B"))
         self._buf += data
+        self._written += n
         if len(self._buf) >= PART_SIZE:
             self._flush_parts()
-        return len(data)
-
-    def flush(self) -> None:
-        pass
+        return n
 
     def _flush_parts(self) -> None:
         try:
@@ -549,7 +579,8 @@ def _has_botocore() -> bool:
     return True
 
 
-def open_output(url: str, filesystem: Any = None, storage_options: dict | None = None) -> _Upload:
+def open_output(url: str, filesystem: Any = None, storage_options: dict | None = None
+                ) -> "_Upload | _S3Multipart":
     """A streamed write of ``url`` that appears only when commit() succeeds."""
     scheme = url.partition("://")[0].lower()
     if filesystem is None and scheme in _S3_SCHEMES and _has_botocore():

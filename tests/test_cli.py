@@ -406,7 +406,7 @@ def test_bad_files_exit_1(capfd, tmp_path):
 
 
 def test_internal_failure_exits_3(capfd, small, monkeypatch):
-    def boom(path, blocks=False):
+    def boom(path, blocks=False, storage_options=None):
         raise RuntimeError("kaboom")
     monkeypatch.setattr(cli.inspection, "inspect_file", boom)
     code, _, err = run(capfd, "inspect", small)

@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     # --debug"): SUPPRESS keeps a subcommand from resetting it when absent
     after = argparse.ArgumentParser(add_help=False)
     after.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
+    after.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", default=[],
+                       help="a storage setting for URLs (s3://...): a Paimon catalog option "
+                            "(s3.endpoint, s3.access-key, s3.secret-key, s3.region, "
+                            "s3.path-style-access) or a pyarrow S3FileSystem argument; "
+                            "repeatable; default: the AWS_* environment")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("inspect", parents=[after], help="footer, blocks, sizes and compression of a .row file; "

@@ -18,16 +18,19 @@ from .inputs import open_input_table
 from .output import Progress, printable
 from .schema_arg import load_schema
 from .sinks import open_sink
+from .table_dirs import storage_options
 
 
 def cmd_convert(args, out: IO[str]) -> int:
     src_fmt = format_of(args.input, args.from_format)
     dst_fmt = format_of(args.output, args.to_format)
     schema = load_schema(args.schema) if args.schema else None
-    src = open_input_table(args.input, src_fmt, schema, args.batch_size, args.threads)
+    options = storage_options(args)
+    src = open_input_table(args.input, src_fmt, schema, args.batch_size, args.threads, options)
     try:
         sink = open_sink(args.output, dst_fmt, src.schema, block_size=args.block_size,
-                         zstd_level=args.zstd_level, threads=args.threads)
+                         zstd_level=args.zstd_level, threads=args.threads,
+                         storage_options=options)
         show = args.progress if args.progress is not None else sys.stderr.isatty()
         progress = Progress(show, src.total, f"{os.path.basename(args.input)} -> "
                             f"{os.path.basename(args.output)}")

@@ -25,25 +25,25 @@ class InputTable:
     close: Callable[[], None]
 
 
-def _open_binary(path: str):
+def _open_binary(path: str, storage_options: dict | None):
     from .. import storage
     if storage.is_url(path):
-        return storage.open_file(path)
+        return storage.open_file(path, storage_options=storage_options)
     return open(path, "rb")
 
 
 def open_input_table(path: str, fmt: str, schema, batch_size: int,
-                     threads: int | None) -> InputTable:
+                     threads: int | None, storage_options: dict | None = None) -> InputTable:
     """``path`` in the format ``fmt``, read as ``schema`` (``--schema``, None
     for none), in batches of about ``batch_size`` rows."""
     if fmt == "row":
         from ..row.reader import RowFileReader
         if schema is None:
             raise UsageError(f"{path}: a .row file stores no schema: give --schema")
-        r = RowFileReader(path, schema, threads=threads)
+        r = RowFileReader(path, schema, threads=threads, storage_options=storage_options)
         return InputTable(r.schema, r.arrow_schema, r.num_rows,
                           r.iter_batches(batch_size=batch_size), r.close)
-    f = _open_binary(path)
+    f = _open_binary(path, storage_options)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq

@@ -20,11 +20,11 @@ def _stats(values) -> dict | None:
     return {"min": int(values.min()), "mean": round(float(values.mean()), 1), "max": int(values.max())}
 
 
-def inspect_file(path: str, *, blocks: bool = False) -> dict:
+def inspect_file(path: str, *, blocks: bool = False, storage_options: dict | None = None) -> dict:
     """The facts ``rowformat inspect`` prints, as a dict."""
     import numpy as np
     from ..row.reader import read_metadata
-    meta = read_metadata(path)
+    meta = read_metadata(path, storage_options=storage_options)
     f, ix = meta.footer, meta.block_index
     comp, uncomp = ix.compressed_sizes, ix.uncompressed_sizes
     rows = np.diff(np.append(ix.row_starts, f.total_rows)) if len(ix) else np.zeros(0, np.int64)
@@ -53,10 +53,10 @@ def inspect_file(path: str, *, blocks: bool = False) -> dict:
 
 def cmd_inspect(args, out: IO[str]) -> int:
     from . import table_dirs as pt
-    if pt.is_table_dir(args.file):
+    if pt.is_table_dir(args):
         return pt.cmd_inspect_table(args, out)
     pt.reject_snapshot(args)
-    info = inspect_file(args.file, blocks=args.blocks)
+    info = inspect_file(args.file, blocks=args.blocks, storage_options=pt.storage_options(args))
     if args.schema:
         info["schema"] = str(load_schema(args.schema))
     if args.json:
@@ -93,11 +93,11 @@ def cmd_inspect(args, out: IO[str]) -> int:
 
 def cmd_verify(args, out: IO[str]) -> int:
     from . import table_dirs as pt
-    if pt.is_table_dir(args.file):
+    if pt.is_table_dir(args):
         return pt.cmd_verify_table(args, out)
     pt.reject_snapshot(args)
     from ..row.verify import verify
-    report = verify(args.file, require_schema(args))
+    report = verify(args.file, require_schema(args), storage_options=pt.storage_options(args))
     problems = report.problems
     ok = report.ok
     if args.json:

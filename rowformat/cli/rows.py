@@ -45,7 +45,9 @@ def _row_range(text: str | None, n: int) -> range:
 
 def _open_reader(args):
     from ..row.reader import RowFileReader
-    return RowFileReader(args.file, require_schema(args), threads=getattr(args, "threads", None))
+    from . import table_dirs as pt
+    return RowFileReader(args.file, require_schema(args), threads=getattr(args, "threads", None),
+                         storage_options=pt.storage_options(args))
 
 
 def _print_rows(args, out: IO[str], rows_of: Callable[[Any], Iterable[int] | None],
@@ -75,7 +77,7 @@ def cmd_head(args, out: IO[str]) -> int:
     if args.n < 0:
         raise UsageError(f"-n {args.n}: must be >= 0")
     from . import table_dirs as pt
-    if pt.is_table_dir(args.file):
+    if pt.is_table_dir(args):
         return pt.print_table_rows(args, out, args.n)
     pt.reject_snapshot(args)
     return _print_rows(args, out, lambda r: range(min(args.n, r.num_rows)))
@@ -83,7 +85,7 @@ def cmd_head(args, out: IO[str]) -> int:
 
 def cmd_cat(args, out: IO[str]) -> int:
     from . import table_dirs as pt
-    if pt.is_table_dir(args.file):
+    if pt.is_table_dir(args):
         return pt.print_table_rows(args, out, None)
     pt.reject_snapshot(args)
     return _print_rows(args, out,

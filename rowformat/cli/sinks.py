@@ -114,9 +114,10 @@ class FileSink(AtomicWriter):
 
     durable = True   # fsync before the rename, as convert has always done
 
-    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes]):
+    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes],
+                 storage_options: dict | None = None):
         self.path, self.arrow_schema = path, arrow_schema
-        self._out = open_output(path)
+        self._out = open_output(path, storage_options=storage_options)
         try:
             self._open(self._out.file, meta)
         except BaseException:
@@ -193,11 +194,12 @@ class TextSink(FileSink):
 
     _text: Any = None
 
-    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes], fmt: str):
+    def __init__(self, path: str, arrow_schema, meta: dict[bytes, bytes], fmt: str,
+                 storage_options: dict | None = None):
         if fmt == "csv":
             csv_check(arrow_schema)
         self.fmt = fmt
-        super().__init__(path, arrow_schema, meta)
+        super().__init__(path, arrow_schema, meta, storage_options)
 
     def _open(self, file, meta):
         import io
@@ -224,7 +226,7 @@ _FILE_SINKS = {"parquet": ParquetSink, "arrow": ArrowFileSink, "arrows": ArrowSt
 
 
 def open_sink(path: str, fmt: str, schema, *, block_size: int, zstd_level: int,
-              threads: int | None):
+              threads: int | None, storage_options: dict | None = None):
     """The sink that writes the RowType ``schema`` to ``path`` in the format
     ``fmt``: an :class:`AtomicWriter` with ``write(batch)``, ``close()`` and
     ``abort()`` (a context manager that aborts on an exception) and the
@@ -232,11 +234,11 @@ def open_sink(path: str, fmt: str, schema, *, block_size: int, zstd_level: int,
     if fmt == "row":
         from ..row.writer import RowFileWriter
         return RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level,
-                             threads=threads)
+                             threads=threads, storage_options=storage_options)
     from ..arrow_types import to_arrow_schema
     arrow, meta = to_arrow_schema(schema), schema_metadata(schema)
     if fmt in ("csv", "jsonl"):
-        return TextSink(path, arrow, meta, fmt)
+        return TextSink(path, arrow, meta, fmt, storage_options)
     if fmt not in _FILE_SINKS:
         raise UsageError(f"unknown format {fmt!r}")
-    return _FILE_SINKS[fmt](path, arrow, meta)
+    return _FILE_SINKS[fmt](path, arrow, meta, storage_options)

@@ -30,8 +30,31 @@ from .output import RowPrinter, columns_arg, print_table, printable, problem_lin
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
 
 
-def is_table_dir(path: str) -> bool:
+def storage_options(args) -> dict | None:
+    """The ``--option KEY=VALUE`` settings, None when none was given."""
+    out = {}
+    for item in getattr(args, "option", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--option {item}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out or None
+
+
+def is_table_dir(args) -> bool:
+    """``args.file`` is a Paimon table: a local directory, or a URL whose
+    ``schema/`` holds schema files."""
+    from .. import storage
     from ..paimon.tables import is_table
+    path = args.file
+    if storage.is_url(path) and storage.local_path_of(path) is None:
+        if path.rstrip("/").endswith((".row", ".blob")):
+            return False
+        try:
+            import pypaimon  # noqa: F401
+        except ImportError:
+            return False
+        return is_table(path, storage_options(args))
     return os.path.isdir(path) and is_table(path)
 
 
@@ -50,7 +73,8 @@ def _open(args):
                          f"{PAIMON_HINT}") from None
     from ..paimon.tables import pin, snapshot_by_id
     try:
-        table, snapshot_id = pin(args.file, snapshot_id=getattr(args, "snapshot", None))
+        table, snapshot_id = pin(args.file, snapshot_id=getattr(args, "snapshot", None),
+                                 storage_options=storage_options(args))
     except DatasetError as e:
         raise UsageError(str(e)) from None
     return table, None if snapshot_id is None else snapshot_by_id(table, snapshot_id)
@@ -118,11 +142,11 @@ def verify_data_file(table, d) -> tuple[Any, list]:
     """(the file's ``VerifyReport``, or None when it could not be read at
     all; its problems): ``verify`` of the file against its schema, and the
     manifest's row count and size against the file's."""
-    from ..paimon.tables import file_schema
+    from ..paimon.tables import file_schema, reader_options
     from ..row.verify import Problem, verify
     try:
-        report = verify(d.path, file_schema(table, d.meta))
-        size = os.path.getsize(d.path)
+        report = verify(d.path, file_schema(table, d.meta), storage_options=reader_options(table))
+        size = report.size
     except (RowFormatError, OSError) as e:
         message = str(e) if isinstance(e, RowFormatError) else f"{e.strerror or e}"
         return None, [Problem("file", message.removeprefix(f"{d.path}: "))]

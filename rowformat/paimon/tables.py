@@ -14,7 +14,10 @@ users. Importing it does not import pypaimon.
   to file and row);
 * write: :func:`write_batches`, :func:`commit`, :func:`abort`.
 
-A table is a directory with ``schema/schema-N`` files (Paimon's layout:
+A table is a directory, local or a URL (``s3://bucket/wh/db.db/t``, ...: its
+store's settings as ``storage_options``, the Paimon catalog's ``s3.endpoint``,
+``s3.access-key``, ... names, else taken from the environment:
+:func:`catalog_options`), with ``schema/schema-N`` files (Paimon's layout:
 ``snapshot/``, ``manifest/``, ``[partition dirs/]bucket-K/data-*``), written
 by any engine; a table created here is what a filesystem catalog would
 create at that path (``W/<db>.db/<table>`` is readable through a catalog on ``W``).
@@ -34,7 +37,7 @@ from typing import Any, Iterable, Iterator, Optional
 import numpy as np
 import pyarrow as pa
 
-from .. import schema_json
+from .. import schema_json, storage
 from ..arrow_cast import cast_batch
 from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMetadataError
 from ..types import RowType
@@ -65,31 +68,70 @@ def acceleration():
 
 # ---------------------------------------------------------------- tables
 
-def _numbered(directory: str, prefix: str) -> list[int]:
+def catalog_options(path: str, storage_options: dict | None = None) -> dict:
+    """The catalog options pypaimon's FileIO opens the table at ``path`` with:
+    ``storage_options`` (``s3.endpoint``, ``s3.access-key``, ...), for an S3
+    URL completed from the standard environment (``AWS_ENDPOINT_URL``, then
+    path-style addressing, as S3-compatible servers expect;
+    ``AWS_REGION``), which pypaimon does not read itself."""
+    opts = {k: str(v) for k, v in (storage_options or {}).items()}
+    if storage.is_url(path) and path.partition("://")[0].lower() in ("s3", "s3a", "s3n"):
+        given = {storage.s3_name(k)[0] for k, v in opts.items() if v}
+        env = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        if env and "endpoint_override" not in given:
+            opts["s3.endpoint"] = env
+            if "path_style" not in given:
+                opts["s3.path-style-access"] = "true"
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        if region and "region" not in given:
+            opts["s3.region"] = region
+    return opts
+
+
+def _names(directory: str, storage_options: dict | None = None) -> list[str]:
+    """The names in ``directory`` (none if it is missing): a local path, or a
+    URL listed through the storage layer."""
+    if not storage.is_url(directory) or storage.local_path_of(directory) is not None:
+        local = storage.local_path_of(directory) or directory
+        return os.listdir(local) if os.path.isdir(local) else []
+    return storage.list_names(directory, storage.catalog_storage_options(
+        catalog_options(directory, storage_options)))
+
+
+def _numbered(directory: str, prefix: str, storage_options: dict | None = None) -> list[int]:
     """The N of the ``<prefix>N`` files in ``directory`` (none if it is missing)."""
-    if not os.path.isdir(directory):
-        return []
     n = len(prefix)
-    return [int(name[n:]) for name in os.listdir(directory)
+    return [int(name[n:]) for name in _names(directory, storage_options)
             if name.startswith(prefix) and name[n:].isdigit()]
 
 
-def is_table(path: str) -> bool:
+def is_table(path: str, storage_options: dict | None = None) -> bool:
     """A Paimon table directory: it has ``schema/schema-<n>`` files."""
-    return bool(_numbered(os.path.join(path, SCHEMA_DIR), "schema-"))
+    return bool(_numbered(_join(path, SCHEMA_DIR), "schema-", storage_options))
+
+
+def _join(path: str, *names: str) -> str:
+    return "/".join([path.rstrip("/"), *names]) if storage.is_url(path) else os.path.join(path, *names)
 
 
 def _schema_path(table_path: str, schema_id: int) -> str:
-    return os.path.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
+    return _join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
 
 
 def _snapshot_path(table, pinned: bool = True) -> str:
     """The snapshot file a failed read of the table's snapshot was reading:
     the one it is pinned to (unless not ``pinned``), else the latest."""
-    directory = os.path.join(str(table.table_path), "snapshot")
+    directory = _join(str(table.table_path), "snapshot")
     pin_id = (table.table_schema.options or {}).get("scan.snapshot-id") if pinned else None
-    ids = [int(pin_id)] if pin_id is not None else _numbered(directory, "snapshot-")
-    return os.path.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
+    ids = [int(pin_id)] if pin_id is not None else \
+        _numbered(directory, "snapshot-", storage_options_of(table))
+    return _join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
+
+
+def storage_options_of(table) -> dict:
+    """The catalog options the table's FileIO was opened with (its store's settings)."""
+    props = getattr(table.file_io, "properties", None)
+    return dict(props.to_map()) if hasattr(props, "to_map") else {}
 
 
 def _pypaimon_table_class():
@@ -102,16 +144,18 @@ def _pypaimon_table_class():
     return FileStoreTable
 
 
-def _from_path(path: str):
+def _from_path(path: str, storage_options: dict | None = None):
     """``FileStoreTable.from_path(path)``, built as 2.1.0's does it (2.0.0's
-    calls the abstract ``FileIO()`` and fails)."""
+    calls the abstract ``FileIO()`` and fails), its FileIO opened with
+    :func:`catalog_options`."""
     FileStoreTable = _pypaimon_table_class()
     from pypaimon.common.file_io import FileIO
     from pypaimon.common.identifier import Identifier
     from pypaimon.common.options.options import Options
     from pypaimon.schema.schema_manager import SchemaManager
-    file_io = FileIO.get(path, Options({}))
-    ids = _numbered(os.path.join(path, SCHEMA_DIR), "schema-")
+    opts = catalog_options(path, storage_options)
+    file_io = FileIO.get(path, Options(opts))
+    ids = _numbered(_join(path, SCHEMA_DIR), "schema-", opts)
     if not ids:
         raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
     where = _schema_path(path, max(ids))
@@ -120,14 +164,17 @@ def _from_path(path: str):
         return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
 
 
-def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None):
-    """The pypaimon ``FileStoreTable`` at ``path``; with ``snapshot_id`` or
-    ``tag``, the table as of that snapshot (its schema and files)."""
-    if not is_table(path):
+def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None,
+               storage_options: dict | None = None):
+    """The pypaimon ``FileStoreTable`` at ``path`` (a directory or a URL, its
+    store's settings in ``storage_options``: :func:`catalog_options`); with
+    ``snapshot_id`` or ``tag``, the table as of that snapshot (its schema
+    and files)."""
+    if not is_table(path, storage_options):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     if snapshot_id is not None and tag is not None:
         raise DatasetError("give either a snapshot id or a tag, not both")
-    table = _from_path(path)
+    table = _from_path(path, storage_options)
     if snapshot_id is not None:
         if snapshot_by_id(table, int(snapshot_id)) is None:
             raise DatasetError(f"{path}: there is no snapshot {snapshot_id}")
@@ -157,18 +204,19 @@ def latest_snapshot_id(table) -> int | None:
     return None if snap is None else snap.id
 
 
-def pin(path: str, snapshot_id: int | None = None, tag: str | None = None):
+def pin(path: str, snapshot_id: int | None = None, tag: str | None = None,
+        storage_options: dict | None = None):
     """(table, snapshot id): the table at ``path`` as of ``snapshot_id``,
     ``tag`` or else its latest snapshot, pinned so that what is planned now
     and what is read later agree whatever commits come between; the id is
     None for a table without any snapshot (and for a tag)."""
-    table = open_table(path, snapshot_id=snapshot_id, tag=tag)
+    table = open_table(path, snapshot_id=snapshot_id, tag=tag, storage_options=storage_options)
     if tag is not None:
         return table, None
     if snapshot_id is None:
         snapshot_id = latest_snapshot_id(table)
         if snapshot_id is not None:
-            table = open_table(path, snapshot_id=snapshot_id)
+            table = open_table(path, snapshot_id=snapshot_id, storage_options=storage_options)
     return table, snapshot_id
 
 
@@ -184,10 +232,11 @@ def arrow_schema(table) -> pa.Schema:
 
 
 def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = (),
-                 primary_keys: Iterable[str] = (), options: dict[str, str] | None = None):
+                 primary_keys: Iterable[str] = (), options: dict[str, str] | None = None,
+                 storage_options: dict | None = None):
     """Creates the table at ``path`` (``file.format=row`` unless ``options``
-    say otherwise) and returns it; when another writer created it
-    meanwhile, returns that one."""
+    say otherwise; ``storage_options`` as for :func:`open_table`) and
+    returns it; when another writer created it meanwhile, returns that one."""
     _pypaimon_table_class()
     from pypaimon import Schema
     from pypaimon.common.file_io import FileIO
@@ -206,15 +255,15 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
         from pypaimon.common.options.core_options import CoreOptions
         table_block_size(CoreOptions(Options(dict(opts))))
     fields = [DataField.from_dict(j) for j in schema_json.to_json_fields(schema)]
-    file_io = FileIO.get(path, Options({}))
+    file_io = FileIO.get(path, Options(catalog_options(path, storage_options)))
     manager = SchemaManager(file_io, path)
     try:
         manager.create_table(Schema(fields=fields, partition_keys=partition_keys,
                                     primary_keys=primary_keys, options=opts))
     except RuntimeError:
-        if not is_table(path):      # not the "schema exists" race: a real failure
+        if not is_table(path, storage_options):   # not the "schema exists" race: a real failure
             raise
-    return open_table(path)
+    return open_table(path, storage_options=storage_options)
 
 
 # ---------------------------------------------------------------- planning and reading
@@ -460,7 +509,7 @@ def _data_file_path(table, split, f) -> str:
     p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
     if p:
         return local_path(str(p), table.file_io)
-    return os.path.join(getattr(split, "bucket_path", None) or table.table_path, f.file_name)
+    return _join(str(getattr(split, "bucket_path", None) or table.table_path), f.file_name)
 
 
 def data_files(table) -> list[DataFile]:
@@ -479,6 +528,14 @@ def data_files(table) -> list[DataFile]:
                     format=os.path.splitext(f.file_name)[1].lstrip(".") or None,
                     rows=int(f.row_count), size=int(f.file_size), meta=f)
     return sorted(seen.values(), key=lambda d: (d.partition, d.bucket, d.path))
+
+
+def reader_options(table) -> dict | None:
+    """The ``storage_options`` a RowFileReader opens the table's data files
+    with: None for a local table."""
+    if not storage.is_url(str(table.table_path)) or storage.local_path_of(str(table.table_path)):
+        return None
+    return storage.catalog_storage_options(storage_options_of(table))
 
 
 def file_fields(table, meta) -> list[Any]:
@@ -517,13 +574,15 @@ def file_schema(table, meta) -> RowType:
 class RowIdRouter:
     """The data files of one snapshot of a row-tracking table, by their
     ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
-    Picklable: numpy arrays and a list of paths."""
+    Picklable: numpy arrays, a list of paths (URLs for a table on an object
+    store) and the ``storage_options`` to open them with."""
 
-    def __init__(self, first_ids, counts, paths: list[str]):
+    def __init__(self, first_ids, counts, paths: list[str], storage_options: dict | None = None):
         order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
         self.first = np.asarray(first_ids, np.int64)[order]
         self.counts = np.asarray(counts, np.int64)[order]
         self.paths = [paths[i] for i in order]
+        self.storage_options = storage_options
 
     @classmethod
     def from_table(cls, table, path: str) -> "RowIdRouter":
@@ -550,7 +609,7 @@ class RowIdRouter:
                 first.append(f.first_row_id)
                 counts.append(f.row_count)
                 paths.append(_data_file_path(table, split, f))
-        router = cls(first, counts, paths)
+        router = cls(first, counts, paths, reader_options(table))
         ends = router.first + router.counts
         if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
             raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "

@@ -55,6 +55,7 @@ class VerifyReport:
     """What ``verify`` found. ``ok`` is True when there is no problem;
     ``truncated`` when checking stopped at ``max_errors`` problems."""
     name: str
+    size: int                   # the file's bytes
     problems: list[Problem] = field(default_factory=list)
     num_rows: int | None = None
     num_blocks: int | None = None
@@ -107,7 +108,7 @@ class _Checker:
         self.max_block_size = max_block_size
         self.max_row_size = max_row_size
         self.python_values = python_values
-        self.report = VerifyReport(source.name)
+        self.report = VerifyReport(source.name, source.size)
 
     def add(self, kind, message, block=None, row=None, column=None):
         self.report.problems.append(Problem(kind, message, block, row, column))
@@ -269,7 +270,8 @@ def _strip(message: str, name: str) -> str:
 
 def verify(path_or_file, schema, *, max_errors: int = 100,
            max_block_size: int = DEFAULT_MAX_BLOCK_SIZE, max_row_size: int = DEFAULT_MAX_ROW_SIZE,
-           python_values: bool = True) -> VerifyReport:
+           python_values: bool = True, filesystem=None,
+           storage_options: dict | None = None) -> VerifyReport:
     """Checks the whole ``.row`` file ``path_or_file`` against ``schema`` and
     returns a :class:`VerifyReport` listing every problem found (at most
     ``max_errors``). Blocks larger than ``max_block_size`` and rows larger
@@ -279,11 +281,12 @@ def verify(path_or_file, schema, *, max_errors: int = 100,
 
     Raises only for unusable arguments: a schema that does not parse, a path
     that cannot be opened (OSError) or is not a regular file
-    (CorruptFileError), ``max_errors < 1``."""
+    (CorruptFileError), ``max_errors < 1``. A URL is read as RowFileReader
+    reads one (``filesystem``, ``storage_options``)."""
     row_type = as_row_type(schema)
     if max_errors < 1:
         raise ValueError(f"max_errors must be >= 1, got {max_errors}")
-    source = Source(path_or_file)
+    source = Source(path_or_file, False, filesystem, storage_options)
     checker = _Checker(source, row_type, max_errors, max_block_size, max_row_size, python_values)
     try:
         found = checker.footer_and_index()
