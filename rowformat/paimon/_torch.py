@@ -8,8 +8,8 @@ dataset as an instance of a subclass whose batches go straight from
 ``_ROW_ID`` to (file, row): the files' readers and block caches are opened
 once per process and kept across batches, and a batch's blocks are
 decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`;
-the readers' ``memory_map`` and ``prefix_lookups`` on; in a DataLoader worker,
-its share of the cores). The rows equal stock's, values and Python types: they
+the readers' ``prefix_lookups`` on, reading with ``pread``, not mapping the
+files; in a DataLoader worker, its share of the cores). The rows equal stock's, values and Python types: they
 are made column by column (:mod:`rowformat.arrow_pylist`), not through a Scalar
 per value as ``Table.to_pylist()``. A dataset this cannot read so (not all local
 ``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
@@ -41,10 +41,11 @@ from . import _field_types, _reader
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
 _CACHE_BYTES = 64 << 20             # each file's block cache
-# a batch's blocks decompressed straight from a mapping of the file, and a block whose rows
-# wanted sit early in it only up to them (RowFileReader's options: the data files of a
-# Paimon table are never rewritten in place)
-_READER_OPTIONS = {"memory_map": True, "prefix_lookups": True}
+# a block whose rows wanted sit early in it decompressed only up to them (RowFileReader's
+# option). Blocks are read with pread, not mapped: a mapped file cut short under an open
+# reader kills the process with SIGBUS, a crash mode only a user may choose (RowDataset's
+# memory_map=True), where pread raises CorruptFileError naming the file
+_READER_OPTIONS = {"prefix_lookups": True}
 _TORCH_MODULE = "pypaimon.read.datasource.torch_dataset"
 _classes: dict = {}
 
