@@ -522,6 +522,7 @@ cdef inline int row_span(const BlockView *b, int64_t i, int64_t *start, int64_t 
 
 
 @cython.final
+@cython.no_gc_clear    # tp_clear would drop the exporter unreleased: __dealloc__ releases it
 cdef class Block:
     """A decompressed block: its bytes, row count and offset array, checked
     once so that row access is plain arithmetic.

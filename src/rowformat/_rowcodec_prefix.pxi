@@ -183,6 +183,7 @@ cdef rfz_dec *_spare_dec = NULL
 
 
 @cython.final
+@cython.no_gc_clear    # tp_clear would drop the exporter unreleased: __dealloc__ releases it
 cdef class PrefixBlock:
     """Block ``frame`` (its ZSTD frame, ``usize`` bytes and ``num_rows`` rows
     decompressed), decompressed and walked only as far as asked. With

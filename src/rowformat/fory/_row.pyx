@@ -28,6 +28,7 @@ from cpython.ref cimport PyObject, Py_INCREF
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 cimport cpython.datetime as cdt
+cimport cython
 
 from rowformat._wire cimport *
 # Growable byte buffers: src/rowformat/_buf.pxd.

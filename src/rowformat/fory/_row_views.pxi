@@ -2,9 +2,15 @@
 # read fields and elements in place, on demand, from a buffer that _Owner
 # keeps alive (with the plan whose Node tree the views point into).
 
+@cython.no_gc_clear
 cdef class _Owner:
     """Holds the Py_buffer of the viewed object for as long as any view
-    lives."""
+    lives. Never cleared by the garbage collector (``no_gc_clear``): Cython's
+    ``tp_clear`` would drop the exporter (``view.obj``) without
+    ``PyBuffer_Release``, and a bytearray so dropped in a reference cycle is
+    freed with its buffer still exported ("SystemError: deallocated
+    bytearray object has exported buffers"). The view is released in
+    ``__dealloc__``; the same holds for ``Block`` and ``PrefixBlock``."""
     cdef Py_buffer view
     cdef object obj
     cdef object plan   # keeps the Node tree the views point into alive
