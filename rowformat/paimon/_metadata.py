@@ -14,15 +14,21 @@ file named ``../../outside/x.row`` is read from outside the table.
   names; a data file elsewhere is an ``_EXTERNAL_PATH``, which is allowed);
 * :func:`make_manifest_read` and :func:`make_manifest_list_read` wrap
   pypaimon's ``ManifestFileManager.read`` and ``ManifestListManager.read``
-  with both, under acceleration (``_patches.POINTS``).
+  with both, under acceleration (``_patches.POINTS``);
+* :func:`make_new_input_stream` opens the local files pypaimon reads
+  (``LATEST``, snapshots, schemas, manifest lists, manifests) without
+  blocking and refuses any but a regular file: pypaimon's plain ``open()``
+  of a named pipe blocked forever.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 from typing import Any, Callable, Iterator
 
-from ..errors import RowFormatError, TableMetadataError
+from ..errors import CorruptFileError, RowFormatError, TableMetadataError
+from ..source import open_regular
 
 # what a damaged file raises inside pypaimon; OSError (a missing or unreadable
 # file, naming it) and MemoryError pass as they are
@@ -38,15 +44,24 @@ def reading(path: Any, what: str) -> Iterator[None]:
     except _PASS:
         raise
     except Exception as e:
+        first = _first(e)
+        if isinstance(first, RowFormatError):   # ours, wrapped by pypaimon: as it is
+            raise first from None
         where = path() if callable(path) else path
         raise TableMetadataError(f"{where}: damaged Paimon {what}: {_cause(e)}") from e
 
 
-def _cause(e: BaseException, limit: int = 200) -> str:
-    """What went wrong first (pypaimon wraps some errors in a RuntimeError
-    that only repeats the path), as ``Type: message``, cut at ``limit``."""
+def _first(e: BaseException) -> BaseException:
+    """What went wrong first: pypaimon wraps some errors in a RuntimeError
+    that only repeats the path."""
     while e.__cause__ is not None:
         e = e.__cause__
+    return e
+
+
+def _cause(e: BaseException, limit: int = 200) -> str:
+    """What went wrong first (:func:`_first`), as ``Type: message``, cut at ``limit``."""
+    e = _first(e)
     text = str(e)
     text = text if len(text) <= limit else text[:limit] + "..."
     return f"{type(e).__name__}: {text}"
@@ -112,3 +127,21 @@ def make_manifest_list_read(stock: Callable) -> Callable:
 
     read._rowformat_stock = stock  # type: ignore[attr-defined]
     return read
+
+
+def make_new_input_stream(stock: Callable) -> Callable:
+    """``LocalFileIO.new_input_stream``: the file opened without blocking,
+    :class:`TableMetadataError` (``<path>: is a named pipe, not a regular
+    file``) unless it is a regular file; a missing one as pypaimon says it."""
+
+    def new_input_stream(self, path):
+        try:
+            fd = open_regular(self._to_file(path))
+        except FileNotFoundError:
+            return stock(self, path)
+        except CorruptFileError as e:
+            raise TableMetadataError(str(e)) from None
+        return os.fdopen(fd, "rb")
+
+    new_input_stream._rowformat_stock = stock  # type: ignore[attr-defined]
+    return new_input_stream

@@ -95,6 +95,12 @@ POINTS: tuple[Point, ...] = (
           "pypaimon.filesystem.local_file_io", (("self", "src", "dst"),),
           "._rename:make_rename", needs=("_to_file",),
           what="renames without replacing a file another process committed"),
+    # a table's local files (LATEST, snapshots, schemas, manifest lists, manifests): a
+    # named pipe in place of one is refused, not opened (which blocked forever)
+    Point("pypaimon.filesystem.local_file_io", "LocalFileIO.new_input_stream",
+          "pypaimon.filesystem.local_file_io", (("self", "path"),),
+          "._metadata:make_new_input_stream", needs=("_to_file",),
+          what="opens only regular files (a named pipe blocked forever)"),
     # manifests: a damaged one fails naming itself, a data file name with '/' is refused
     Point("pypaimon.manifest.manifest_file_manager", "ManifestFileManager.read",
           "pypaimon.manifest.manifest_file_manager",

@@ -23,7 +23,8 @@ by any engine; a table created here is what a filesystem catalog would
 create at that path (``W/<db>.db/<table>`` is readable through a catalog on ``W``).
 
 Reads and writes go through pypaimon, with ``.row`` and ``.blob`` files
-decoded by rowformat (:func:`acceleration`); a pypaimon that cannot be
+decoded by rowformat and the table's metadata files read as untrusted input
+(:func:`acceleration`, ``_metadata``); a pypaimon that cannot be
 accelerated is used stock, with one ``AccelerationWarning`` per process.
 """
 from __future__ import annotations
@@ -159,7 +160,7 @@ def _from_path(path: str, storage_options: dict | None = None):
     if not ids:
         raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
     where = _schema_path(path, max(ids))
-    with reading(where, "schema"):
+    with acceleration(), reading(where, "schema"):
         schema = SchemaManager(file_io, path).get_schema(max(ids))
         return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
 
@@ -189,13 +190,13 @@ def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None
 def snapshot_by_id(table, snapshot_id: int):
     """Snapshot ``snapshot_id`` of the table (pypaimon's), None if there is none."""
     sm = table.snapshot_manager()
-    with reading(sm.get_snapshot_path(snapshot_id), "snapshot"):
+    with acceleration(), reading(sm.get_snapshot_path(snapshot_id), "snapshot"):
         return sm.get_snapshot_by_id(snapshot_id)
 
 
 def latest_snapshot(table):
     """The table's latest snapshot (pypaimon's), None without one."""
-    with reading(lambda: _snapshot_path(table, pinned=False), "snapshot"):
+    with acceleration(), reading(lambda: _snapshot_path(table, pinned=False), "snapshot"):
         return table.snapshot_manager().get_latest_snapshot()
 
 
@@ -546,7 +547,7 @@ def file_fields(table, meta) -> list[Any]:
     from pypaimon.read.split_read import KEY_FIELD_ID_START, KEY_PREFIX
     from pypaimon.schema.data_types import DataField
     from pypaimon.table.special_fields import SpecialFields
-    with reading(_schema_path(str(table.table_path), meta.schema_id), "schema"):
+    with acceleration(), reading(_schema_path(str(table.table_path), meta.schema_id), "schema"):
         file_schema = table.schema_manager.get_schema(meta.schema_id)
     if file_schema is None:
         raise TableMetadataError(f"{meta.file_name}: written with schema {meta.schema_id}, but "

@@ -15,6 +15,7 @@ import rowformat.paimon as rp
 from rowformat.errors import DatasetError, TableMetadataError
 from rowformat.paimon import tables as tb
 
+from .._fifo import call_guarded, make_fifo
 from ._tables import read, rewrite_manifests, write
 from .test_cli_tables import run
 
@@ -200,3 +201,36 @@ def test_row_dataset_checks_each_manifest_row_count_against_its_file(wh, count):
         rowformat.RowDataset(path)
     assert str(e.value) == (f"{path}: data file {files[1]} holds 1000 rows, but its manifest "
                             f"entry's _ROW_COUNT is {count}")
+
+
+# ---------------------------------------------------------------- issue 37, item 5
+
+def _metadata_file(path, which):
+    snap = json.load(open(os.path.join(path, "snapshot", "snapshot-1")))
+    return {"LATEST": os.path.join(path, "snapshot", "LATEST"),
+            "snapshot": os.path.join(path, "snapshot", "snapshot-1"),
+            "schema": os.path.join(path, "schema", "schema-0"),
+            "manifest list": os.path.join(path, "manifest", snap["deltaManifestList"]),
+            "manifest": manifest_of(path)}[which]
+
+
+@pytest.mark.parametrize("which", ["LATEST", "snapshot", "schema", "manifest list", "manifest"])
+def test_a_named_pipe_among_the_metadata_files_is_refused(capfd, table, which):
+    """pypaimon opens a table's metadata files with a plain open(), which
+    blocked forever on a named pipe: the table commands, RowDataset and
+    accelerated reads hung. Now each raises TableMetadataError naming the file."""
+    wh, path = table
+    fifo = make_fifo(_metadata_file(path, which))
+    said = f"{fifo}: is a named pipe, not a regular file"
+    for command in ("verify", "cat", "inspect"):
+        result = {}
+        assert call_guarded(lambda: result.update(zip("coe", run(capfd, command, path))),
+                            fifo) is None
+        assert (result["c"], result["o"], result["e"]) == (1, "", f"rowformat {command}: {said}\n")
+    error = call_guarded(lambda: rowformat.RowDataset(path), fifo)
+    assert type(error) is TableMetadataError and str(error) == said
+    rp.accelerate()
+    error = call_guarded(lambda: read(wh.table("t")), fifo)
+    while not isinstance(error, TableMetadataError):    # (pypaimon wraps a schema's error)
+        error = error.__cause__
+    assert str(error) == said
