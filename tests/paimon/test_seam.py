@@ -183,6 +183,57 @@ def test_env_var_with_an_untested_pypaimon_warns_once_and_reads_stock(wh):
     assert (rows, opened, warned) == ("50", "0", "1")
 
 
+@needs_hook
+def test_env_var_survives_a_find_spec_before_the_import(wh):
+    """importlib.util.find_spec("pypaimon") (an optional-dependency check)
+    used to uninstall the hook, so the import after it was stock, silently
+    (issue 37, item 6); a first import that fails keeps it too."""
+    _append_table(wh, n=50)
+    code = textwrap.dedent("""
+        import importlib.util, sys, warnings
+        warnings.simplefilter("error")
+        assert importlib.util.find_spec("pypaimon") is not None
+        sys.modules["pypaimon"] = None          # a first import that fails
+        try:
+            import pypaimon
+        except ImportError:
+            pass
+        del sys.modules["pypaimon"]
+    """) + textwrap.dedent(READ_WITH_PYPAIMON_ONLY.format(warehouse=wh.root))
+    rows, opened, _ = _run(code, "1")
+    assert (rows, opened) == ("50", "1")
+
+
+@needs_hook
+def test_env_var_warns_when_pypaimon_loads_without_the_hook():
+    """A pypaimon that another finder (ahead of the hook) loads is stock: an
+    AccelerationWarning says so at the next import, not silence."""
+    code = """
+        import importlib.machinery, sys, warnings
+        warnings.simplefilter("always")
+        class Ahead:                # finds pypaimon before the hook does
+            @staticmethod
+            def find_spec(name, path=None, target=None):
+                return importlib.machinery.PathFinder.find_spec(name, path, target) \
+                    if name == "pypaimon" else None
+        sys.meta_path.insert(0, Ahead)
+        with warnings.catch_warnings(record=True) as caught:
+            import pypaimon
+            import pypaimon.table.file_store_table, json.tool
+        import rowformat.paimon as rp
+        print(rp.is_accelerated())
+        print(*[w.message for w in caught], sep="\\n")
+    """
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                         text=True, timeout=300, env={**os.environ, rp.ENV_VAR: "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "False", "rowformat cannot accelerate pypaimon, which reads and writes .row files "
+        "itself (about 100x slower): ROWFORMAT_ACCELERATE is set, but pypaimon was "
+        "imported without rowformat's import hook (another finder ahead of it on "
+        "sys.meta_path?)"]
+
+
 # -- worker processes ---------------------------------------------------------------
 WORKER_PROBE = '''
 import os, sys
