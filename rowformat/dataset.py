@@ -23,6 +23,7 @@ and schemas. Readers release the GIL while they decompress.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -98,6 +99,7 @@ class RowDataset:
         self.threads = threads
         self.memory_map = memory_map
         self._readers: dict[int, RowFileReader] = {}
+        self._lock = threading.Lock()       # the readers' dict, when threads share the dataset
         self._pid = os.getpid()
         # Files open on first use: their row counts from each file's footer
         # (read, not kept open), which a table's manifest must agree with
@@ -185,23 +187,27 @@ class RowDataset:
         return self.first_row_ids
 
     # -- readers, one set per process ----------------------------------------
+    def _own_lock(self) -> threading.Lock:
+        """The lock of this process's readers (a forked worker starts its own,
+        with no readers: its parent's lock may have been held at the fork)."""
+        if self._pid != os.getpid():
+            self._readers, self._lock, self._pid = {}, threading.Lock(), os.getpid()
+        return self._lock
+
     def _reader(self, f: int) -> RowFileReader:
-        if self._pid != os.getpid():        # a forked worker: its own readers
-            self._readers, self._pid = {}, os.getpid()
-        r = self._readers.get(f)
-        if r is None:
-            r = self._readers[f] = RowFileReader(self.files[f], self.schema,
-                                                 cache_bytes=self.cache_bytes,
-                                                 prefix_lookups=self.prefix_lookups,
-                                                 threads=self.threads or worker_threads(),
-                                                 memory_map=self.memory_map,
-                                                 **self._open_args)
-            try:
-                self._check_rows(f, r.num_rows)
-            except DatasetError:
-                del self._readers[f]
-                r.close()
-                raise
+        with self._own_lock():              # one reader per file, however many threads ask
+            r = self._readers.get(f)
+            if r is None:
+                r = RowFileReader(self.files[f], self.schema, cache_bytes=self.cache_bytes,
+                                  prefix_lookups=self.prefix_lookups,
+                                  threads=self.threads or worker_threads(),
+                                  memory_map=self.memory_map, **self._open_args)
+                try:
+                    self._check_rows(f, r.num_rows)
+                except DatasetError:
+                    r.close()
+                    raise
+                self._readers[f] = r
         return r
 
     def _check_rows(self, f: int, rows: int) -> None:
@@ -212,14 +218,20 @@ class RowDataset:
 
     def close(self) -> None:
         """Closes this process's readers (they reopen when read again)."""
-        readers, self._readers = self._readers, {}
+        with self._own_lock():
+            readers, self._readers = self._readers, {}
         for r in readers.values():
             r.close()
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_readers"] = {}              # paths travel, open files do not
+        del state["_lock"]
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (f"<RowDataset: {len(self)} rows in {len(self.files)} files, "
