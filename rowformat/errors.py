@@ -136,6 +136,12 @@ class TableMetadataError(CorruptFileError):
     damaged, or names a file it cannot name (a data file name with a '/')."""
 
 
+class UnsafeCommitError(RowFormatError):
+    """A commit to a store without an atomic "create if absent" (or whose
+    server ignores it), where a concurrent writer's snapshot could be
+    silently replaced: refused unless ``rowformat.paimon.allow_unsafe_commits()``."""
+
+
 class WorkerPythonError(RowFormatError):
     """The Python that Spark runs its workers with (``PYSPARK_PYTHON``,
     default ``python3`` from PATH) cannot import rowformat."""

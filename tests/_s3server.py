@@ -188,11 +188,14 @@ class _FastRanges:
     reads the whole object for each ranged GET (0.1 s for 100 MB). Everything
     else goes to moto."""
 
-    def __init__(self, app, enabled):
+    def __init__(self, app, enabled, ignore_conditions=lambda: False):
         self._app = app
         self._enabled = enabled         # a callable: read per request
+        self._ignore_conditions = ignore_conditions
 
     def __call__(self, environ, start_response):
+        if self._ignore_conditions():       # a store without conditional writes
+            environ.pop("HTTP_IF_NONE_MATCH", None)
         served = self._enabled() and self._serve(environ)
         if not served:
             return self._app(environ, start_response)
@@ -278,11 +281,14 @@ class S3Server(_Clients):
     ``fast_ranges``: plain ranged GETs read only their range from moto's
     stored bytes instead of moto reading the whole object each time
     (``_FastRanges``; the same status, headers that matter and bytes). An
-    attribute, read per request."""
+    attribute, read per request. ``ignore_conditions``: the server drops
+    ``If-None-Match`` from every request, as S3-compatible stores without
+    conditional writes do (another such attribute)."""
 
     def __init__(self, port: int = 0, fast_ranges: bool = False):
         self._port = port
         self.fast_ranges = fast_ranges
+        self.ignore_conditions = False
         self._lock = threading.Lock()
         self._log: list[Request] = []
         self._server = None
@@ -323,7 +329,8 @@ class S3Server(_Clients):
                         handlers.discard(threading.current_thread())
 
         app = _LoggedApp(_FastRanges(DomainDispatcherApplication(create_backend_app),
-                                     lambda: self.fast_ranges), self._record)
+                                     lambda: self.fast_ranges, lambda: self.ignore_conditions),
+                         self._record)
         self._server = Server("127.0.0.1", self._port, app, Handler)
         self.port = self._server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"

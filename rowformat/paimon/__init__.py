@@ -50,12 +50,21 @@ import threading
 import warnings
 from typing import Iterator, Optional
 
-from ..errors import PaimonIntegrationError
+from ..errors import PaimonIntegrationError, UnsafeCommitError
 from ._patches import TESTED_VERSIONS
 
 __all__ = ["accelerate", "restore", "accelerated", "is_accelerated", "status",
-           "AccelerationStatus", "AccelerationWarning", "PaimonIntegrationError",
-           "TESTED_VERSIONS", "ENV_VAR"]
+           "allow_unsafe_commits", "AccelerationStatus", "AccelerationWarning",
+           "PaimonIntegrationError", "UnsafeCommitError", "TESTED_VERSIONS", "ENV_VAR"]
+
+
+def allow_unsafe_commits(allow: bool = True) -> None:
+    """Lets accelerated commits to a store without an atomic "create if
+    absent" go through pypaimon's own, non-atomic path, for a job that is
+    the table's only writer (by default they raise UnsafeCommitError; in
+    worker processes ``ROWFORMAT_ALLOW_UNSAFE_COMMITS=1``)."""
+    from ._commit import allow_unsafe_commits as allow_
+    allow_(allow)
 
 ENV_VAR = "ROWFORMAT_ACCELERATE"
 
@@ -74,6 +83,9 @@ class AccelerationStatus:
     skipped: dict               # optional attributes this pypaimon lacks -> why
     reason: Optional[str]       # why acceleration cannot apply, None when it can
     files_opened: int           # .row and .blob files rowformat opened for pypaimon here
+    commits: dict = dataclasses.field(default_factory=dict)
+                                # store -> how accelerated commits were made there
+                                # (an atomic create, or refused and why: _commit)
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -176,7 +188,7 @@ def accelerate_or_warn() -> bool:
 def status() -> AccelerationStatus:
     """Whether acceleration is on, the pypaimon version, what is (or would
     be) patched, and why anything is not. Imports pypaimon."""
-    from . import _patches, _reader
+    from . import _commit, _patches, _reader
     with _LOCK:
         plan = _applied
         reason = None
@@ -189,6 +201,6 @@ def status() -> AccelerationStatus:
             accelerated=_applied is not None, pypaimon=_patches.pypaimon_version(),
             patched=tuple(p.point.name for p in plan.patches) if plan is not None else (),
             skipped=dict(plan.skipped) if plan is not None else {},
-            reason=reason, files_opened=_reader.files_opened())
+            reason=reason, files_opened=_reader.files_opened(), commits=_commit.commit_modes())
 
 

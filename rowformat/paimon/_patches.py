@@ -34,6 +34,9 @@ _BLOB_READER_PARAMS = ("self", "file_io", "file_path", "read_fields", "full_fiel
                        "blob_parallelism", "file_size", "index_cache")
 _MANIFEST_READ_PARAMS = ("self", "manifest_file_name", "manifest_entry_filter", "drop_stats",
                          "early_entry_filter", "early_record_filter", "partition_filter")
+_TRY_COMMIT_PARAMS = ("self", "commit_kind", "commit_identifier", "commit_entries_plan",
+                      "detect_conflicts", "allow_rollback", "index_deletes", "index_adds",
+                      "changelog_entries")
 # pypaimon 2.0.0 writes .blob entries whose CRC32 leaves out their length
 # fields (2.1.0 and Paimon Java include them), and reads them back without
 # that check: its .blob files stay its own, read and written stock
@@ -95,6 +98,18 @@ POINTS: tuple[Point, ...] = (
           "pypaimon.filesystem.local_file_io", (("self", "src", "dst"),),
           "._rename:make_rename", needs=("_to_file",),
           what="renames without replacing a file another process committed"),
+    # snapshot and schema commits on object stores: a conditional create
+    # (S3 If-None-Match: *), or a refusal where the store has none (_commit)
+    Point("pypaimon.filesystem.pyarrow_file_io", "PyArrowFileIO.try_to_write_atomic",
+          "pypaimon.filesystem.pyarrow_file_io", (("self", "path", "content"),),
+          "._commit:make_try_to_write_atomic",
+          what="commits to object stores with an atomic create, or refuses"),
+    Point("pypaimon.write.file_store_commit", "FileStoreCommit._try_commit",
+          "pypaimon.write.file_store_commit",
+          (_TRY_COMMIT_PARAMS + ("hash_index_base_snapshot",),                        # 2.0.0
+           _TRY_COMMIT_PARAMS + ("snapshot_properties", "allow_empty_commit")),       # 2.1.0
+          "._commit:make_try_commit",
+          what="refuses a commit to a store without an atomic create before any retry"),
     # a table's local files (LATEST, snapshots, schemas, manifest lists, manifests): a
     # named pipe in place of one is refused, not opened (which blocked forever)
     Point("pypaimon.filesystem.local_file_io", "LocalFileIO.new_input_stream",
