@@ -15,6 +15,13 @@ fails with ``EEXIST`` when ``dst`` exists, atomically, so exactly one writer
 wins and every other gets False, as Paimon's protocol expects. A file system
 without hard links (or a directory source, which cannot be linked) gets
 pypaimon's own rename.
+
+Only ``EEXIST`` at a file means another writer won. A symbolic link to a
+missing file at ``dst`` (which pypaimon's ``exists()`` check does not see,
+so every retry would take the same id) and any other failure of ``link(2)``
+raise their ``OSError``, naming the path and the errno: pypaimon retries a
+commit that raised, then fails with it as the cause, instead of reporting
+"commit conflicts between multiple jobs" with the errno nowhere.
 """
 from __future__ import annotations
 
@@ -36,15 +43,17 @@ def make_rename(stock: Any) -> Any:
             return stock(self, src, dst)        # directories: pypaimon's own rename
         dst_file.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.link(src_file, dst_file)
+            os.link(os.fspath(src_file), os.fspath(dst_file))   # (str paths in its error)
         except FileExistsError:
+            if os.path.islink(dst_file) and not os.path.exists(dst_file):
+                raise FileExistsError(errno.EEXIST, "the target is a symbolic link to a missing "
+                                      "file, not a file another writer committed; refusing "
+                                      "to commit", str(dst_file)) from None
             return False                        # another writer won: the caller retries
-        except FileNotFoundError:
-            return False
         except OSError as e:
             if e.errno in _NO_LINKS:
                 return stock(self, src, dst)
-            return False
+            raise
         try:
             os.unlink(src_file)
         except FileNotFoundError:

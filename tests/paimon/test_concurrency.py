@@ -4,6 +4,7 @@ on conflict) is untouched, only the data files are rowformat's."""
 import multiprocessing
 import os
 import pyarrow as pa
+import pytest
 
 import rowformat.paimon as rp
 
@@ -174,3 +175,49 @@ def test_a_commit_landing_after_the_check_is_not_replaced(tmp_path, monkeypatch)
     assert file_io.rename(str(mine), str(target)) is False
     monkeypatch.undo()
     assert landed and target.read_text() == "theirs" and mine.read_text() == "mine"
+
+
+def _accelerated_file_io(path):
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    rp.accelerate()
+    return FileIO.get(str(path), Options({}))
+
+
+def test_a_dangling_symlink_at_the_target_is_an_error_not_a_lost_race(tmp_path):
+    """link(2) fails with EEXIST on a dangling symlink at snapshot-N, which
+    pypaimon's exists() check does not see: the rename said "another writer
+    won", every retry did the same, and the commit failed after 10 retries
+    as "commit conflicts between multiple jobs" (issue 37, item 8)."""
+    import errno
+    file_io = _accelerated_file_io(tmp_path)
+    target, mine = tmp_path / "snapshot-1", tmp_path / "mine.tmp"
+    mine.write_text("mine")
+    os.symlink(tmp_path / "nowhere", target)
+    with pytest.raises(FileExistsError) as e:
+        file_io.rename(str(mine), str(target))
+    assert (e.value.errno, e.value.filename, e.value.strerror) == (
+        errno.EEXIST, str(target), "the target is a symbolic link to a missing file, not a file "
+                                   "another writer committed; refusing to commit")
+    assert mine.read_text() == "mine" and os.path.islink(target)
+    (tmp_path / "other").write_text("theirs")   # a real file there: another writer won
+    os.unlink(target)
+    os.link(tmp_path / "other", target)
+    assert file_io.rename(str(mine), str(target)) is False
+
+
+def test_an_unexpected_link_error_is_raised_naming_path_and_errno(tmp_path, monkeypatch):
+    """Any other failure of link(2) (EIO, EACCES, ENOSPC...) used to return
+    False as well, its errno nowhere: it is raised as it is."""
+    import errno
+    file_io = _accelerated_file_io(tmp_path)
+    target, mine = tmp_path / "snapshot-1", tmp_path / "mine.tmp"
+    mine.write_text("mine")
+
+    def link(src, dst, *args, **kwargs):
+        raise OSError(errno.EIO, os.strerror(errno.EIO), str(src), None, str(dst))
+    monkeypatch.setattr(os, "link", link)
+    with pytest.raises(OSError) as e:
+        file_io.rename(str(mine), str(target))
+    assert str(e.value) == f"[Errno {errno.EIO}] Input/output error: '{mine}' -> '{target}'"
+    assert mine.read_text() == "mine" and not os.path.lexists(target)
