@@ -452,7 +452,8 @@ def commit(table, pickled: Iterable[bytes], overwrite: bool, dynamic: bool = Fal
         table = table.copy({"dynamic-partition-overwrite": "true" if dynamic else "false"})
     c = write_builder(table, overwrite).new_commit()
     try:
-        c.commit(messages)
+        with acceleration():    # snapshots created atomically on every store (_rename, _commit)
+            c.commit(messages)
     finally:
         c.close()
 
