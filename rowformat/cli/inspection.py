@@ -6,11 +6,10 @@ problems it finds (exit code 1 when there is any).
 """
 from __future__ import annotations
 
-import json
 from typing import IO, Any
 
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK
-from .output import print_table, printable, problem_lines
+from .output import json_document, print_table, printable, problem_lines
 from .schema_arg import load_schema, require_schema
 
 
@@ -60,7 +59,7 @@ def cmd_inspect(args, out: IO[str]) -> int:
     if args.schema:
         info["schema"] = str(load_schema(args.schema))
     if args.json:
-        out.write(json.dumps(info, indent=2) + "\n")
+        out.write(json_document(info))
         return EXIT_OK
     f = info["footer"]
 
@@ -101,11 +100,11 @@ def cmd_verify(args, out: IO[str]) -> int:
     problems = report.problems
     ok = report.ok
     if args.json:
-        out.write(json.dumps({
+        out.write(json_document({
             "file": args.file, "ok": ok,
             "problems": [{"block": p.block, "row": p.row, "column": p.column,
                           "message": p.message} for p in problems],
-        }, indent=2) + "\n")
+        }))
     elif ok:
         extra = f": {report.num_rows} rows in {report.num_blocks} blocks" \
             if report.num_rows is not None else ""

@@ -6,6 +6,7 @@ shows on stderr. ``ROWFORMAT_NO_RICH=1`` turns ``rich`` off.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -29,6 +30,23 @@ def printable(text: Any) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape",
                                                       "backslashreplace").decode("ascii")
                    for c in text)
+
+
+def json_document(value: Any) -> str:
+    """``value`` as the indented JSON text ``--json`` prints: NaN and the
+    infinities (which a table's metadata may hold, and JSON has no words
+    for) as null, so that any JSON parser reads it."""
+    return json.dumps(_finite(value), indent=2, allow_nan=False) + "\n"
+
+
+def _finite(v: Any) -> Any:
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
 
 
 def problem_line(p) -> str:

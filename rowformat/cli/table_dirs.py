@@ -19,13 +19,13 @@ snapshot or ``--snapshot N``. The table is opened with pypaimon
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from typing import IO, Any
 
 from ..errors import DatasetError, RowFormatError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
-from .output import RowPrinter, columns_arg, print_table, printable, problem_lines
+from .output import (RowPrinter, columns_arg, json_document, print_table, printable,
+                     problem_lines)
 
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
 
@@ -110,7 +110,7 @@ def cmd_inspect_table(args, out: IO[str]) -> int:
     table, snap = _open(args)
     info = table_info(table, snap)
     if args.json:
-        out.write(json.dumps(info, indent=2) + "\n")
+        out.write(json_document(info))
         return EXIT_OK
     summary = [
         ("table", info["table"]),
@@ -191,11 +191,11 @@ def cmd_verify_table(args, out: IO[str]) -> int:
         out.flush()
     ok = not bad
     if args.json:
-        out.write(json.dumps({
+        out.write(json_document({
             "table": args.file, "snapshot": None if snap is None else int(snap.id), "ok": ok,
             "files": results,
             "skipped": [{"file": d.path, "format": d.format} for d in skipped],
-        }, indent=2) + "\n")
+        }))
         return EXIT_OK if ok else EXIT_BAD_FILE
     for d in skipped:
         out.write(f"skipped {printable(d.path)}: not a .row file\n")

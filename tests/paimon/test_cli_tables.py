@@ -304,3 +304,28 @@ def test_verify_a_table_with_external_data_paths(capfd, wh, tmp_path, scheme):
     assert code == 0 and sorted(r["id"] for r in _rows_of_jsonl(out)) == list(range(10))
     code, out, _ = run(capfd, "inspect", path, "--json")
     assert code == 0 and [f["path"] for f in json.loads(out)["files"]] == [data]
+
+
+def _strict_json(text):
+    """``text`` parsed as JSON proper: NaN, Infinity and -Infinity are not JSON."""
+    def refuse(word):
+        raise ValueError(f"not JSON: {word}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_inspect_json_is_json_whatever_the_schema_file_holds(capfd, append):
+    """A schema file's option values are whatever JSON-ish text its writer
+    put there: Python's parser takes NaN and Infinity, and inspect --json
+    printed them back, which no JSON parser accepts (issue 37, item 11)."""
+    _, path = append
+    schema_file = os.path.join(path, "schema", "schema-0")
+    with open(schema_file) as f:
+        schema = json.load(f)
+    schema["options"].update({"nan": float("nan"), "inf": float("inf"),
+                              "list": [float("-inf"), 1.5]})
+    with open(schema_file, "w") as f:
+        json.dump(schema, f)
+    code, out, err = run(capfd, "inspect", path, "--json")
+    assert (code, err) == (0, "")
+    options = _strict_json(out)["options"]
+    assert (options["nan"], options["inf"], options["list"]) == (None, None, [None, 1.5])
