@@ -663,3 +663,25 @@ def test_verify_with_a_wrong_schema_says_so_once(capfd, tmp_path):
     # the right schema: no problem, no suspicion
     report = rowformat.verify(path, SMALL)
     assert report.ok and not report.schema_suspect
+
+
+def test_column_names_print_escaped_in_csv_headers_and_json_keys(capfd, tmp_path):
+    """Issue 37, item 12: a column named with ESC, CR LF, a C1 CSI or a bidi
+    override printed raw in a CSV header and as a JSON-lines key (JSON
+    escapes only C0 controls). The header escapes them as every printed name
+    is; JSON lines escape every non-printable character as \\uXXXX, which
+    parses back to the same string."""
+    name = "a\x1b[2K\r\nb\x9bc\u202ed"
+    from rowformat.arrow_types import as_row_type
+    schema = as_row_type(pa.schema([(name, pa.int64()), ("s", pa.string())]))
+    path, schema_file = tmp_path / "evil.row", tmp_path / "schema.json"
+    schema_file.write_text(schema_json.dumps(schema))
+    with rowformat.RowFileWriter(path, schema) as w:
+        w.write_rows([(1, "x\u202ey\x9b")])
+    code, out, err = run(capfd, "cat", path, "-s", schema_file, "--format", "csv")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == '"a\\x1b[2K\\r\\nb\\x9bc\\u202ed","s"'
+    code, out, err = run(capfd, "cat", path, "-s", schema_file, "--format", "jsonl")
+    assert (code, err) == (0, "")
+    assert out == '{"a\\u001b[2K\\r\\nb\\u009bc\\u202ed": 1, "s": "x\\u202ey\\u009b"}\n'
+    assert json.loads(out) == {name: 1, "s": "x\u202ey\x9b"}

@@ -32,6 +32,16 @@ def printable(text: Any) -> str:
                    for c in text)
 
 
+def json_printable(line: str) -> str:
+    """A line of JSON with every non-printable character that JSON leaves
+    raw (C1 controls, line separators, format characters such as ``\\u202e``;
+    JSON escapes C0 controls itself) escaped as ``\\uXXXX``: the same JSON
+    value, keys and strings, with nothing that can drive a terminal."""
+    if line.isprintable():
+        return line
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in line)
+
+
 def json_document(value: Any) -> str:
     """``value`` as the indented JSON text ``--json`` prints: NaN and the
     infinities (which a table's metadata may hold, and JSON has no words
@@ -156,7 +166,9 @@ def csv_text(batch, header: bool) -> str:
     from . import textio
     csv_check(batch.schema)
     buf = io.BytesIO()
-    pacsv.write_csv(textio.text_batch(batch), buf,
+    text = textio.text_batch(batch)     # the header's names escaped as every printed name
+    text = text.rename_columns([printable(n) for n in text.schema.names])
+    pacsv.write_csv(text, buf,
                     write_options=pacsv.WriteOptions(include_header=header))
     return buf.getvalue().decode("utf-8")
 
@@ -174,7 +186,7 @@ class TextRows:
         if self.fmt == "jsonl":
             from . import textio
             for line in textio.json_lines(batch):
-                self.out.write(line + "\n")
+                self.out.write(json_printable(line) + "\n")
         else:
             self.out.write(csv_text(batch, header=not self._csv_header))
             self._csv_header = True
