@@ -162,6 +162,11 @@ def _from_path(path: str, storage_options: dict | None = None):
     where = _schema_path(path, max(ids))
     with acceleration(), reading(where, "schema"):
         schema = SchemaManager(file_io, path).get_schema(max(ids))
+        seen: set = set()
+        for field in getattr(schema, "fields", None) or []:
+            if field.name in seen:  # (pypaimon's reads fail on it: column "not in schema")
+                raise TableMetadataError(f"{where}: duplicate field name {field.name!r}")
+            seen.add(field.name)
         return FileStoreTable(file_io, Identifier("default", "table"), path, schema)
 
 

@@ -234,3 +234,25 @@ def test_a_named_pipe_among_the_metadata_files_is_refused(capfd, table, which):
     while not isinstance(error, TableMetadataError):    # (pypaimon wraps a schema's error)
         error = error.__cause__
     assert str(error) == said
+
+
+# ---------------------------------------------------------------- issue 37, item 13
+
+def test_duplicate_field_names_in_the_schema_file_are_named(capfd, table):
+    """A schema file naming a field twice: head and cat exited 2 with
+    pypaimon's "Column id does not exist in schema" (a usage error, naming
+    no file), inspect said nothing and verify blamed each data file. Every
+    command now exits 1 naming the schema file, as for any damaged schema."""
+    _, path = table
+    where = os.path.join(path, "schema", "schema-0")
+    with open(where) as f:
+        schema = json.load(f)
+    schema["fields"][1]["name"] = "id"
+    with open(where, "w") as f:
+        json.dump(schema, f)
+    said = f"{where}: duplicate field name 'id'"
+    for command in ("head", "cat", "verify", "inspect"):
+        assert run(capfd, command, path) == (1, "", f"rowformat {command}: {said}\n"), command
+    with pytest.raises(TableMetadataError) as e:
+        rowformat.RowDataset(path)
+    assert str(e.value) == said
