@@ -9,9 +9,10 @@ dataset as an instance of a subclass whose batches go straight from
 once per process and kept across batches, and a batch's blocks are
 decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`;
 the readers' ``prefix_lookups`` on, reading with ``pread``, not mapping the
-files; in a DataLoader worker, its share of the cores). The rows equal stock's, values and Python types: they
-are made column by column (:mod:`rowformat.arrow_pylist`), not through a Scalar
-per value as ``Table.to_pylist()``. A dataset this cannot read so (not all local
+files; in a DataLoader worker, its share of the cores). The rows equal stock's,
+values and Python types: they are made column by column
+(:mod:`rowformat.arrow_pylist`), not through a Scalar per value as
+``Table.to_pylist()``. A dataset this cannot read so (not all local
 ``.row`` files of the table's schema, one per ``_ROW_ID``; a predicate,
 row kinds, nested projections, authorization splits, deletion vectors) is
 read stock; ``accelerated_reason(ds)`` says why.
