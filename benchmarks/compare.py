@@ -307,6 +307,23 @@ def machine_info() -> dict:
             "loadavg": os.getloadavg()}
 
 
+def package_version(pkg: str) -> str:
+    """An installed package's version, or "not installed"."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def machine_line(machine: dict, load_after) -> str:
+    """The results files' line on the machine and its load before and after."""
+    return (f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory']}, "
+            f"{machine['os']}, Python {machine['python']}. Load average (1, 5, 15 min) before: "
+            f"{', '.join(f'{x:.2f}' for x in machine['loadavg'])}; after: "
+            f"{', '.join(f'{x:.2f}' for x in load_after)}.")
+
+
 def library_commit() -> str:
     """HEAD, and the last commit that changed the library (rowformat/, src/)."""
     try:

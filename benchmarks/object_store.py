@@ -390,7 +390,7 @@ def _row(op, name, c):
 
 
 def markdown(res: dict, a, machine: dict, load_after) -> str:
-    from compare import library_commit
+    from compare import library_commit, machine_line, package_version
     from paimon_tables import versions
     sizes = res["sizes"]
     lines = [f"{a.rows:,} rows of `benchmarks/dataset.py` (10 columns); every request held "
@@ -418,20 +418,9 @@ def markdown(res: dict, a, machine: dict, load_after) -> str:
                   "|---|---|---:|---:|---:|---|"]
         for name, c in res["paimon"].items():
             lines.append(_row("table scan", name, c))
-    lines += ["", f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory']}, "
-              f"{machine['os']}, Python {machine['python']}. Load average (1, 5, 15 min) before: "
-              f"{', '.join(f'{x:.2f}' for x in machine['loadavg'])}; after: "
-              f"{', '.join(f'{x:.2f}' for x in load_after)}. rowformat at {library_commit()}. "
-              f"Versions: {versions()}, lance {_version('pylance')}, moto {_version('moto')}."]
+    lines += ["", f"{machine_line(machine, load_after)} rowformat at {library_commit()}. "
+              f"Versions: {versions()}, lance {package_version('pylance')}, moto {package_version('moto')}."]
     return "\n".join(lines)
-
-
-def _version(pkg: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version(pkg)
-    except PackageNotFoundError:
-        return "not installed"
 
 
 def main(argv=None):

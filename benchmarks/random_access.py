@@ -52,7 +52,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
-from compare import machine_info  # noqa: E402
+from compare import machine_info, machine_line, package_version  # noqa: E402
 from dataset import SCHEMA_TEXT, generate  # noqa: E402
 from floor import Floor  # noqa: E402
 from paimon_tables import Bench, commit, versions  # noqa: E402
@@ -261,20 +261,9 @@ def markdown(res: dict, a, machine: dict, load_after) -> str:
               "The block caches fill in the first rounds (about 4 batches of 240 blocks fill "
               "64 MiB) and then hold about half the file's decompressed blocks: the rows with "
               "\"block cache on\" are what a shuffled epoch sees after its first batches.", "",
-              f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory']}, "
-              f"{machine['os']}, Python {machine['python']}. Load average (1, 5, 15 min) before: "
-              f"{', '.join(f'{x:.2f}' for x in machine['loadavg'])}; after: "
-              f"{', '.join(f'{x:.2f}' for x in load_after)}. rowformat at {commit()}. "
-              f"Versions: {versions()}, lance {_version('pylance')}, torch {_version('torch')}."]
+              f"{machine_line(machine, load_after)} rowformat at {commit()}. "
+              f"Versions: {versions()}, lance {package_version('pylance')}, torch {package_version('torch')}."]
     return "\n".join(lines)
-
-
-def _version(pkg: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version(pkg)
-    except PackageNotFoundError:
-        return "not installed"
 
 
 def main(argv=None):
