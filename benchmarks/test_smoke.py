@@ -121,3 +121,18 @@ def test_paimon_tables_report(tmp_path):
                "100 random rows by `_ROW_ID` (all columns)", "write+commit, 5,000 rows"):
         assert text.count(f"\n| {op} | ") == 2          # wall and CPU tables
     assert text.count(">= 2x faster than pypaimon-rust") == 4
+
+
+def test_object_store_report(tmp_path):
+    """object_store.py end to end at a tiny size on its own loopback S3 server
+    (--smoke): every operation of every format that runs here reported with
+    its requests and bytes (the script checks each result's rows itself)."""
+    out = tmp_path / "object-store.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "object_store.py"), "--smoke",
+                        "--no-paimon", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = out.read_text()
+    for op in ("open", "get", "take(100)", "take(1000)", "scan", "scan 2 columns"):
+        assert f"| {op} | rowformat `.row` | " in text
+    assert "read / touched 1.00x" in text and "Load average" in text
