@@ -246,6 +246,18 @@ class Source:
         self._file = None
 
 
+    def __del__(self):
+        # a reader dropped without close(): its descriptor is not leaked (no
+        # read can be in flight: a read holds a reference to its source)
+        fd = getattr(self, "_fd", None)
+        if fd is not None and getattr(self, "_view", None) is None:
+            self._fd = None
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 def row_number(i, n: int, name: str) -> int:
     """``i`` as a row number in [0, n); negative ``i`` counts from the end."""
     i = operator.index(i)    # ints and numpy integers, not floats
@@ -259,6 +271,14 @@ def row_number(i, n: int, name: str) -> int:
 def _outside(what: str, row: int, n: int, name: str | None) -> RowIndexError:
     where = "" if name is None else f"{name}: "
     return RowIndexError(f"{where}{what} contains row {row}, outside [0, {n})")
+
+
+def _unsigned_checked(arr: np.ndarray, what: str, n: int, name: str | None) -> np.ndarray:
+    """``arr`` as int64; a uint64 value past int64's range is reported as
+    given (2**64 - 1 wrapped to -1 would be reported as row -1)."""
+    if arr.dtype == np.uint64 and len(arr) and arr.max() > np.iinfo(np.int64).max:
+        raise _outside(what, int(arr.max()), n, name)
+    return arr.astype(np.int64, copy=False)
 
 
 def few_rows(rows, most: int, n: int, what: str, name: str | None = None) -> list[int] | None:
@@ -285,9 +305,15 @@ def as_rows(rows, n: int, what: str, name: str | None = None) -> np.ndarray:
     elif isinstance(rows, np.ndarray):
         if rows.dtype.kind not in "iu":
             raise TypeError(f"{what} must be integers, got dtype {rows.dtype}")
-        arr = rows.astype(np.int64, copy=False).ravel()
+        arr = _unsigned_checked(rows.ravel(), what, n, name)
     elif isinstance(rows, (pa.Array, pa.ChunkedArray)):
-        arr = np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
+        # integers only, as given: 0.5 is not row 0, '1' not row 1, a null not row -2**63
+        if not pa.types.is_integer(rows.type):
+            raise TypeError(f"{what} must be integers, got Arrow type {rows.type}")
+        if rows.null_count:
+            raise TypeError(f"{what} holds a null at position "
+                            f"{rows.is_null().index(True).as_py()}; row numbers cannot be null")
+        arr = _unsigned_checked(np.asarray(rows.to_numpy(zero_copy_only=False)), what, n, name)
     else:
         arr = np.asarray(rows if isinstance(rows, (list, tuple)) else list(rows))
         if arr.size == 0:

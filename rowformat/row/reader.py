@@ -256,23 +256,12 @@ class RowFileReader:
     def _decompressed(self, b: int, fetch: "Fetch | None" = None) -> "_rowcodec.Block":
         """Block ``b`` read (from ``fetch`` when it holds it: a scan's
         read-ahead), decompressed and checked (not through the cache)."""
-        offset, size, usize, rows = self._blocks[b]
+        _, _, usize, rows = self._blocks[b]
         try:
             d = self._local.decompressor
         except AttributeError:
             d = self._local.decompressor = zstandard.ZstdDecompressor()
-        try:
-            if fetch is not None and b in fetch:
-                frame = fetch.frame(b)
-                if len(frame) != size:
-                    self._source._truncated(offset, size, len(frame))
-            else:
-                frame = self._source.frame(offset, size)
-        except CorruptFileError as e:       # the file ends inside the block: name it
-            got = getattr(e, "got", None)
-            if got is None:
-                raise
-            self._read_failed(b, 0, got)
+        frame = self._frame(b, fetch)
         self.decompressions += 1
         try:
             block = _rowcodec.Block(decompress_frame(d, frame, usize))
@@ -286,6 +275,23 @@ class RowFileReader:
                                    f"index says {rows}")
         return block
 
+    def _frame(self, b: int, fetch: "Fetch | None" = None):
+        """Block ``b``'s compressed bytes, from ``fetch`` when it holds them;
+        a file that ends inside the block raises naming the block."""
+        offset, size, _, _ = self._blocks[b]
+        try:
+            if fetch is None or b not in fetch:
+                return self._source.frame(offset, size)
+            frame = fetch.frame(b)
+            if len(frame) != size:
+                self._source._truncated(offset, size, len(frame))
+            return frame
+        except CorruptFileError as e:
+            got = getattr(e, "got", None)
+            if got is None:
+                raise
+            self._read_failed(b, 0, got)
+
     def _rows_block(self, b: int, last: int) -> "_rowcodec.Block":
         """block(b), or, with prefix_lookups, when the rows needed (up to the
         local row ``last``) sit early in an uncached block, the block's
@@ -293,7 +299,7 @@ class RowFileReader:
         next lookup in the block resumes it)."""
         if not self.prefix_lookups:
             return self.block(b)
-        offset, size, usize, rows = self._blocks[b]
+        _, _, usize, rows = self._blocks[b]
         if last >= rows * PREFIX_SHARE:
             return self.block(b)
         block = self._cache.get(b)
@@ -301,7 +307,7 @@ class RowFileReader:
             return block
         prefix = self._prefixes.get(b)
         if prefix is None:
-            prefix = _rowcodec.PrefixBlock(self._source.frame(offset, size), usize, rows)
+            prefix = _rowcodec.PrefixBlock(self._frame(b), usize, rows)
             self.decompressions += 1
             self._prefixes.put(b, prefix, prefix.nbytes)
         block = prefix.rows(self._decoder(None), last)
