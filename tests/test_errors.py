@@ -214,6 +214,17 @@ def test_declared_block_size_is_bounded_before_allocation(tmp_path):
         _open(p)
 
 
+def test_declared_block_size_beyond_what_its_frame_can_hold(tmp_path):
+    """2,000 blocks of 17 bytes that declare 256 MiB each (each within
+    max_block_size): no ZSTD frame of 17 bytes decodes to more than 640 KiB,
+    so the index is corrupt, refused at open before anything is allocated."""
+    n = 2000
+    p = _craft(tmp_path, bytes(17 * n), [17] * n, [256 << 20] * n, list(range(n)), n)
+    with pytest.raises(CorruptFileError, match="block 0 declares 268435456 uncompressed bytes, "
+                       "more than a ZSTD frame of its 17 bytes can hold"):
+        _open(p)
+
+
 def _block_frame(raw: bytes) -> bytes:
     import zstandard
     c = zstandard.ZstdCompressor(write_content_size=False).compressobj()

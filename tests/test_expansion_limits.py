@@ -380,3 +380,38 @@ def test_reserve_is_shared_by_decoders_and_per_batch_without_one():
     d.max_row_size = 0                              # no limit at all
     d.decode(blk)
     assert d.finish().num_rows == 3
+
+
+def test_a_take_of_blocks_declaring_more_than_memory_is_taken_in_rounds(tmp_path):
+    """16 blocks of 7.8 KB that declare 240 MiB each (3.75 GiB together, each
+    within max_block_size and what a frame of 7.8 KB could hold): a 128-row
+    take under a 1 GiB address space decompresses them in rounds of
+    TAKE_BUDGET, and the first round finds block 0 corrupt, where allocating
+    every block up front raised a bare MemoryError."""
+    comp, starts = [7800] * 16, np.arange(0, 1600, 100)
+    body = bytes(sum(comp))
+    index = BlockIndex(np.array(comp, np.int64), np.full(16, 240 << 20, np.int64),
+                       starts.astype(np.int64)).to_bytes()
+    data = body + index + Footer(1600, 16, len(body), len(index)).to_bytes()
+    result = run_capped(tmp_path, data, """
+        import numpy as np
+        r = RowFileReader(path, "id BIGINT", threads=2)
+        attempt("take", lambda: r.take(np.arange(0, 1600, 12.5).astype(np.int64)))
+    """)
+    assert result["take"].startswith("CorruptFileError: ") and "f.row: block 0: " in result["take"], \
+        result
+    assert_small(result)
+
+
+def test_takes_in_rounds_return_the_rows_asked(tmp_path, monkeypatch):
+    from rowformat.row import reader as reader_module
+    path = tmp_path / "r.row"
+    with RowFileWriter(path, "id BIGINT, s STRING", block_size=512) as w:
+        w.write_rows([(i, f"s{i}") for i in range(5000)])
+    rows = np.random.default_rng(3).integers(0, 5000, 300)
+    with RowFileReader(path, "id BIGINT, s STRING", cache_bytes=0) as r:
+        want = r.take(rows)
+        monkeypatch.setattr(reader_module, "TAKE_BUDGET", 4 * 512)     # rounds of ~4 blocks
+        assert len(r._rounds(np.unique(r._block_of(rows)))) > 10
+        assert r.take(rows).equals(want)
+        assert r.take(rows).column("id").to_pylist() == rows.tolist()

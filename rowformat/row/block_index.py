@@ -11,6 +11,8 @@ from .. import _blockindex
 from ..errors import CorruptFileError, LimitExceededError
 from .footer import Footer, read_footer
 
+ZSTD_MAX_BLOCK = 128 << 10      # the largest block a ZSTD frame holds
+
 
 class IndexProblem(NamedTuple):
     """One broken index invariant. ``block`` is the block it concerns, if
@@ -55,14 +57,15 @@ class BlockIndex:
 
     def validate(self, footer: Footer, name: str = "<buffer>", max_block_size: int | None = None):
         """Paimon's seven index invariants (raises CorruptFileError for the
-        first that fails, see problems()), plus a bound on block sizes."""
-        for problem in self.problems(footer):
-            raise CorruptFileError(f"{name}: invalid block index: {problem.message}")
+        first that fails, see problems()), after the reader's bound on block
+        sizes (the limit the caller set is named first)."""
         if max_block_size is not None and len(self) and self.uncompressed_sizes.max() > max_block_size:
             b = int(np.argmax(self.uncompressed_sizes))
             raise LimitExceededError(
                 f"{name}: block {b} declares {int(self.uncompressed_sizes[b])} uncompressed bytes, "
                 f"more than max_block_size={max_block_size}")
+        for problem in self.problems(footer):
+            raise CorruptFileError(f"{name}: invalid block index: {problem.message}")
 
     def problems(self, footer: Footer) -> Iterator[IndexProblem]:
         """Every broken index invariant, in the order they are checked:
@@ -82,6 +85,16 @@ class BlockIndex:
             sizes_ok = False
         for b in np.flatnonzero(uncomp < 0).tolist():
             yield IndexProblem(f"negative uncompressed size in block {b}", b)
+        # a ZSTD frame cannot expand more than this: each block of it takes 4
+        # bytes at the least (an RLE block) and gives 128 KiB at the most, so
+        # a size no frame of the block's bytes could decode to is refused
+        # before anything is allocated for it
+        # (in 128 KiB blocks, so that nothing overflows)
+        frames = np.maximum(comp, 0) // 4 + 1
+        for b in np.flatnonzero(-(-np.maximum(uncomp, 0) // ZSTD_MAX_BLOCK) > frames).tolist():
+            yield IndexProblem(f"block {b} declares {int(uncomp[b])} uncompressed bytes, more than "
+                               f"a ZSTD frame of its {int(comp[b])} bytes can hold "
+                               f"({int(frames[b]) * ZSTD_MAX_BLOCK} at most)", b)
         for b in np.flatnonzero(comp > footer.index_offset).tolist():
             # (also keeps the sum below from wrapping around 2^64)
             yield IndexProblem(f"block {b}'s compressed size {int(comp[b])} exceeds the "

@@ -57,6 +57,9 @@ UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 # take() of at most this many rows (a training batch): each touched block
 # decompressed once, on all threads, and the rows decoded in this thread
 SCATTERED_ROWS = 16384
+# ... in rounds whose blocks declare at most this many bytes together (a
+# training batch's 240 blocks of 64 KiB are 15 MiB: one round)
+TAKE_BUDGET = 256 << 20
 
 
 def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
@@ -665,9 +668,38 @@ class RowFileReader:
     def _take_scattered(self, rows: np.ndarray, positions) -> pa.Table:
         """take() of up to SCATTERED_ROWS rows: their blocks decompressed
         once each, on all the threads (touched_blocks), then their rows
-        decoded and put in the order asked."""
+        decoded and put in the order asked. Blocks whose declared sizes add
+        up to more than TAKE_BUDGET are taken in rounds within it (each
+        round's blocks freed before the next is allocated), so that what a
+        take holds at once is bounded by the budget, not by what a file's
+        index declares."""
         want = Scatter(self, rows)
-        return want.decode(touched_blocks([want])[0], positions)
+        rounds = self._rounds(want.blocks)
+        if rounds is None:
+            return want.decode(touched_blocks([want])[0], positions)
+        parts, order = [], []
+        for blocks in rounds:
+            picked = np.flatnonzero(np.isin(want.which, blocks))
+            part = Scatter(self, rows[picked])
+            parts.append(part.decode(touched_blocks([part])[0], positions))
+            order.append(picked)
+        return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order))))
+
+    def _rounds(self, blocks: np.ndarray) -> list[np.ndarray] | None:
+        """None when ``blocks`` (distinct) declare at most TAKE_BUDGET bytes
+        together, else the indexes into them of consecutive rounds that
+        each do (one block at least)."""
+        sizes = self.block_index.uncompressed_sizes[blocks]
+        if int(sizes.sum()) <= TAKE_BUDGET:
+            return None
+        rounds, start, total = [], 0, 0
+        for k, size in enumerate(sizes.tolist()):
+            if k > start and total + size > TAKE_BUDGET:
+                rounds.append(np.arange(start, k))
+                start, total = k, 0
+            total += size
+        rounds.append(np.arange(start, len(sizes)))
+        return rounds
 
     def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
         """The blocks ``blocks`` (distinct) holding at least their rows up to
@@ -869,10 +901,15 @@ class _Job:
                 if getattr(e, "got", None) is None or getattr(e, "index", None) is None:
                     raise
                 reader._read_failed(int(blocks[e.index]), 0, e.got)
-            self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts)
-        else:
-            self.job = _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd,
-                                               offsets, sizes)
+        try:
+            self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts) \
+                if self.fd is None else \
+                _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd, offsets, sizes)
+        except MemoryError:     # not the file's fault, but say whose blocks and how many bytes
+            raise MemoryError(f"{reader.name}: out of memory allocating {len(blocks)} blocks "
+                              f"({int(usizes.sum())} bytes as the index declares them, block "
+                              f"{int(blocks[np.argmax(usizes)])} the largest) for a take; "
+                              f"take fewer rows at once or give it more memory") from None
 
     def __len__(self) -> int:
         return len(self.blocks)
