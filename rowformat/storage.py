@@ -58,8 +58,8 @@ SCAN_AHEAD = 4              # and its units' reads start this many units ahead
 PART_SIZE = 8 << 20         # a multipart upload's part (S3's minimum is 5 MiB)
 PARTS_IN_FLIGHT = 4
 
-# bounded waits (pyarrow's S3 default retries forever on some errors in old
-# releases, and pypaimon asks for 10 attempts of 60 s)
+# bounded waits: a dead endpoint fails in seconds (pypaimon's own FileIO asks
+# for 10 attempts of 60 s each)
 CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 30.0
 MAX_ATTEMPTS = 3
@@ -117,17 +117,17 @@ def s3_name(key: str) -> tuple[str, bool]:
     return _S3_ALIASES.get(key, key), False
 
 
-def s3_settings(options: dict | None, catalog: bool = False) -> dict:
+def s3_settings(options: dict | None) -> dict:
     """``options`` (pyarrow names, or Paimon catalog names) as S3FileSystem
     arguments, with bounded timeouts and retries unless given. An endpoint
-    with a scheme (``http://host:port``) sets ``scheme`` too. An unknown
-    name is a ValueError, unless ``catalog`` (a Paimon catalog's options,
-    most of which are not about S3: ignored)."""
+    with a scheme (``http://host:port``) sets ``scheme`` too. A catalog name
+    that is not a setting of the connection (``s3.impl``) is ignored; any
+    other unknown name is a ValueError (a misspelt argument)."""
     out: dict[str, Any] = {}
     for key, value in (options or {}).items():
         name, prefixed = s3_name(key)
         if name not in _S3_ARGUMENTS:
-            if catalog or prefixed:
+            if prefixed:
                 continue
             raise ValueError(f"storage option {key!r} is not an S3 setting (pyarrow.fs.S3FileSystem's "
                              f"arguments, or s3.endpoint, s3.access-key, s3.secret-key, s3.region, "
@@ -253,9 +253,8 @@ def storage_error(url: str, what: str, e: BaseException) -> StorageError:
     missing = isinstance(e, FileNotFoundError) or "NoSuchKey" in text or "NoSuchBucket" in text \
         or "Path does not exist" in text
     cls = StorageNotFoundError if missing else StorageError
-    err = cls(errno.ENOENT if missing else getattr(e, "errno", None) or errno.EIO,
-              f"{url}: {what}: {text}")
-    return err
+    return cls(errno.ENOENT if missing else getattr(e, "errno", None) or errno.EIO,
+               f"{url}: {what}: {text}")
 
 
 # -- reads ----------------------------------------------------------------------------
@@ -377,7 +376,7 @@ class Fetch:
         requests = coalesce([ranges[i] for i in order], hole, limit)
         self._where: list = [None] * len(ranges)     # range -> (request, its start)
         pool = io_pool() if eager or len(requests) > 1 else None
-        self._futures: list[Future] = []
+        self._futures: list[Any] = []      # Futures, or a _Lazy
         for r, (off, n, members) in enumerate(requests):
             for m in members:
                 self._where[order[m]] = (r, off)
@@ -415,17 +414,8 @@ class _Lazy:
 
 
 # -- writes ---------------------------------------------------------------------------
-class _Upload:
-    """The interface of AtomicOutput for a URL: ``file`` takes the bytes,
-    ``commit()`` makes the object appear, ``discard()`` leaves nothing."""
-    file: Any
-
-    def commit(self, durable: bool = True) -> None:
-        raise NotImplementedError
-
-    def discard(self) -> None:
-        raise NotImplementedError
-
+# An upload has AtomicOutput's interface: ``file`` takes the bytes, ``commit()``
+# makes the object appear, ``discard()`` leaves nothing.
 
 class _S3Multipart(io.RawIOBase):
     """A streamed S3 upload through botocore, also its own binary file
@@ -514,7 +504,7 @@ class _S3Multipart(io.RawIOBase):
                 pass    # the store's lifecycle rules remove what an abort could not
 
 
-class _TemporaryObject(_Upload):
+class _TemporaryObject:
     """A write to a store without an abortable upload: streamed to a hidden
     ``.<name>.<random>.tmp`` beside the target, moved there by commit(),
     deleted by discard()."""
@@ -582,7 +572,7 @@ def _has_botocore() -> bool:
 
 
 def open_output(url: str, filesystem: Any = None, storage_options: dict | None = None
-                ) -> "_Upload | _S3Multipart":
+                ) -> "_S3Multipart | _TemporaryObject":
     """A streamed write of ``url`` that appears only when commit() succeeds."""
     scheme = url.partition("://")[0].lower()
     if filesystem is None and scheme in _S3_SCHEMES and _has_botocore():
@@ -592,11 +582,3 @@ def open_output(url: str, filesystem: Any = None, storage_options: dict | None =
         return _S3Multipart(url, bucket, key, storage_options)
     fs, path = resolve(url, filesystem, storage_options)
     return _TemporaryObject(url, fs, path)
-
-
-def guarded(url: str, what: str, call: Callable[[], Any]) -> Any:
-    """``call()``, its store errors as StorageError naming ``url``."""
-    try:
-        return call()
-    except OSError as e:
-        raise storage_error(url, what, e) from None

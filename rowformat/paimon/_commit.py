@@ -41,6 +41,7 @@ from urllib.parse import urlparse
 
 from .. import storage
 from ..errors import StorageError, UnsafeCommitError
+from ._reader import catalog_options
 
 _S3 = ("s3", "s3a", "s3n")
 _ATOMIC_RENAME = ("hdfs", "viewfs")
@@ -153,8 +154,7 @@ def _has_botocore() -> bool:
 def _s3_target(file_io, path: str) -> tuple:
     """(client, bucket, key) of an S3 ``path`` of ``file_io``'s store."""
     url = urlparse(path)
-    props = getattr(file_io, "properties", None)
-    options = storage.catalog_storage_options(props.to_map() if hasattr(props, "to_map") else {})
+    options = storage.catalog_storage_options(catalog_options(file_io))
     return _client(options), url.netloc, url.path.lstrip("/")
 
 

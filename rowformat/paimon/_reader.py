@@ -79,6 +79,13 @@ def local_path(file_io: Any, path: str) -> Optional[str]:
     return None
 
 
+def catalog_options(file_io: Any) -> dict:
+    """The catalog options a pypaimon FileIO was made with (its store's
+    settings among them), {} when it keeps none."""
+    to_map = getattr(getattr(file_io, "properties", None), "to_map", None)
+    return dict(to_map()) if to_map is not None else {}
+
+
 def opening(file_io: Any, path: str) -> tuple[Any, dict]:
     """What a rowformat reader of ``path`` (a data file of a table of
     ``file_io``) opens, and its keyword arguments: a local path; an S3 URL
@@ -88,10 +95,8 @@ def opening(file_io: Any, path: str) -> tuple[Any, dict]:
     local = local_path(file_io, path)
     if local is not None:
         return local, {}
-    props = getattr(file_io, "properties", None)
-    if storage.is_url(path) and path.partition("://")[0].lower() in ("s3", "s3a", "s3n") \
-            and hasattr(props, "to_map"):
-        return path, {"storage_options": storage.catalog_storage_options(props.to_map())}
+    if storage.is_url(path) and path.partition("://")[0].lower() in ("s3", "s3a", "s3n"):
+        return path, {"storage_options": storage.catalog_storage_options(catalog_options(file_io))}
     fs = getattr(file_io, "filesystem", None)
     to_fs = getattr(file_io, "to_filesystem_path", None)
     if fs is not None and to_fs is not None and storage.is_pyarrow_fs(fs):

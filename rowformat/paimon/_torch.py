@@ -46,7 +46,7 @@ _CACHE_BYTES = 64 << 20             # each file's block cache
 # option). Blocks are read with pread, not mapped: a mapped file cut short under an open
 # reader kills the process with SIGBUS, a crash mode only a user may choose (RowDataset's
 # memory_map=True), where pread raises CorruptFileError naming the file
-_READER_OPTIONS = {"prefix_lookups": True}
+_READER_OPTIONS: dict[str, Any] = {"prefix_lookups": True}
 _TORCH_MODULE = "pypaimon.read.datasource.torch_dataset"
 _classes: dict = {}
 

@@ -131,8 +131,8 @@ def _snapshot_path(table, pinned: bool = True) -> str:
 
 def storage_options_of(table) -> dict:
     """The catalog options the table's FileIO was opened with (its store's settings)."""
-    props = getattr(table.file_io, "properties", None)
-    return dict(props.to_map()) if hasattr(props, "to_map") else {}
+    from ._reader import catalog_options as of_file_io
+    return of_file_io(table.file_io)
 
 
 def _pypaimon_table_class():

@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from typing import Any, Iterator, NamedTuple, NoReturn, Sequence
+from typing import Any, Generator, Iterator, NamedTuple, NoReturn, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -481,7 +481,7 @@ class RowFileReader:
                 raise self._decode_error(run.block, e) from None
         return dec.finish()
 
-    def _fetching(self, units: Iterator[list]) -> Iterator[tuple]:
+    def _fetching(self, units: Iterator[list]) -> Generator[tuple, None, None]:
         """``units`` as (runs, None) for a local file; for a URL as (runs,
         Fetch), each unit's uncached blocks requested SCAN_AHEAD units before
         the unit is handed on (so reads run ahead of decoding), a block
@@ -898,9 +898,10 @@ class _Job:
             try:
                 self.frames = source.frames(list(zip(offsets.tolist(), sizes.tolist())))
             except CorruptFileError as e:       # the file ends inside a block: name it
-                if getattr(e, "got", None) is None or getattr(e, "index", None) is None:
+                got, k = getattr(e, "got", None), getattr(e, "index", None)
+                if got is None or k is None:
                     raise
-                reader._read_failed(int(blocks[e.index]), 0, e.got)
+                reader._read_failed(int(blocks[k]), 0, got)
         try:
             self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts) \
                 if self.fd is None else \
