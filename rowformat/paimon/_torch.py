@@ -85,13 +85,13 @@ class _RowIdFiles:
                         or f.schema_id != schema_id or f.write_cols is not None:
                     raise _NotFast(f"data file {f.file_name} is not a .row file of the "
                                    f"table's schema with a _ROW_ID range")
-                path = tables._data_file_path(table, split, f)
-                local = _reader.local_path(table.file_io, path)
-                if local is None:
-                    raise _NotFast("data files not on the local file system")
+                # a local path, or an object store's URL and its storage options
+                path, where = _reader.opening(table.file_io, tables._data_file_path(table, split, f))
+                if path is None:
+                    raise _NotFast("data files rowformat cannot open outside the FileIO")
                 first.append(f.first_row_id)
                 counts.append(f.row_count)
-                paths.append(local)
+                paths.append((path, where))
                 metas.append(f)
         order = np.argsort(np.asarray(first, np.int64), kind="stable")
         self.first = np.asarray(first, np.int64)[order]
@@ -116,9 +116,10 @@ class _RowIdFiles:
     def reader(self, f: int) -> RowFileReader:
         r = self.readers.get(f)
         if r is None:
-            r = self.readers[f] = RowFileReader(self.paths[f], self.schema,
-                                                cache_bytes=_CACHE_BYTES,
-                                                threads=worker_threads(), **_READER_OPTIONS)
+            path, where = self.paths[f]
+            r = self.readers[f] = RowFileReader(path, self.schema, cache_bytes=_CACHE_BYTES,
+                                                threads=worker_threads(), **_READER_OPTIONS,
+                                                **where)
             _reader.count_opened()
         return r
 

@@ -221,3 +221,33 @@ def test_dataloader_workers_read_a_table_url(s3wh, tmp_path):
     assert out.returncode == 0, out.stderr.decode()
     ids, workers = pickle.loads(out.stdout)
     assert workers == 2 and sorted(ids) == list(range(6000)) and ids != sorted(ids)
+
+
+def test_accelerated_to_torch_reads_an_s3_table(s3wh):
+    """pypaimon's map-style to_torch() dataset of a row-tracking table on S3:
+    accelerated, its batches come from rowformat's readers of the files' URLs
+    (each file opened once, each batch its touched blocks), equal to stock's."""
+    from rowformat.paimon import _torch
+    from pypaimon.read.table_read import TableRead
+    if "pypaimon.read.table_read.TableRead.to_torch" not in rp.status().patched \
+            or not hasattr(TableRead, "to_torch"):
+        pytest.skip(f"pypaimon {rp.status().pypaimon} has no to_torch() to accelerate")
+    data = _data(3000)
+    t = s3wh.create("torch", data.schema, options={"row-tracking.enabled": "true",
+                                                   "data-evolution.enabled": "true"})
+    for k in range(2):
+        _accelerated(write, t, data.slice(k * 1500, 1500))
+
+    def dataset():
+        rb = t.new_read_builder()
+        return rb.new_read().to_torch(rb.new_scan().plan().splits())
+
+    batch = np.random.default_rng(2).integers(0, 3000, 100).tolist()
+    want = dataset().__getitems__(batch)
+    rp.accelerate()
+    fast = dataset()
+    assert type(fast).__module__ == _torch.__name__ and _torch.accelerated_reason(fast) is None
+    opened = rp.status().files_opened
+    assert fast.__getitems__(batch) == want
+    assert fast.__getitems__(batch[::-1]) == want[::-1]
+    assert rp.status().files_opened - opened == 2
