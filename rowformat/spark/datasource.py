@@ -48,6 +48,13 @@ existing table's"); ``option("partitionKeys", ...)`` partitions the table.
 
 A user schema (``.schema(...)``) that names a subset of the columns is the
 projection: Spark 4.3 offers Python sources no column pruning.
+
+Paths are local paths or URLs (``s3://``, ``s3a://``, ``gs://``,
+``hdfs://``, ``oss://``, ``file://``, ...). The store's settings are the
+options ``paimon.<catalog option>`` (``paimon.s3.endpoint``,
+``paimon.s3.access-key``, ...), else the session's ``spark.hadoop.fs.s3a.*``
+settings (as register() captured them), else the ``AWS_*`` environment;
+they are never stored in a table's schema (:mod:`.options`).
 """
 from __future__ import annotations
 
@@ -58,7 +65,8 @@ from ..errors import SchemaError
 from ..paimon import tables as tb
 from . import FORMAT_NAME
 from .file_source import RowReader, row_number_fields
-from .options import Sources, flag, parse_paimon_schema
+from .options import Sources, environment_storage, flag, merge_storage, parse_paimon_schema, \
+    session_storage
 from .sizing import PartitionSizing
 from .table_source import (
     PartitionPruningReader, TableReader, TableWriter, check_row_tracking, open_for_read,
@@ -74,6 +82,9 @@ class RowDataSource(DataSource):
     # Spark's partition sizing settings, as rowformat.spark.register(spark)
     # captured them (a Python source sees only its options): see .sizing
     session_conf: dict[str, str] = {}
+    # the session's S3A settings over the registering driver's AWS_*
+    # environment, as catalog options (see .options.storage_settings)
+    storage_conf: dict[str, str] = {}
 
     @classmethod
     def name(cls):
@@ -81,9 +92,9 @@ class RowDataSource(DataSource):
 
     def schema(self):                     # only when the user gave no .schema(...)
         settle_worker()
-        sources = Sources.resolve(self.options)
+        sources = Sources.resolve(self.options, self.storage_conf)
         if sources.table is not None:
-            table, _ = open_for_read(sources.table, self.options)
+            table, _ = open_for_read(sources.table, self.options, sources.storage_options)
             spark_schema = to_spark_schema(tb.row_type(table))
             if flag(self.options, "rowids"):
                 check_row_tracking(table, sources.table)
@@ -102,24 +113,27 @@ class RowDataSource(DataSource):
 
     def reader(self, schema: StructType):
         settle_worker()
-        sources = Sources.resolve(self.options)
+        sources = Sources.resolve(self.options, self.storage_conf)
         sizing = PartitionSizing.from_options(self.options, self.session_conf)
         if sources.table is not None:
             # Only a reader that has pushFilters gets filters, and Spark refuses
             # one while spark.sql.python.filterPushdown.enabled is off: opt-in.
             cls = PartitionPruningReader if flag(self.options, "pushfilters") else TableReader
-            return cls(self.options, schema, sources.table, sizing)
+            return cls(self.options, schema, sources.table, sizing, sources.storage_options)
         return RowReader(self.options, schema, sources, sizing)
 
     def writer(self, schema: StructType, overwrite: bool):
         settle_worker()
-        return TableWriter(self.options, schema, overwrite)
+        return TableWriter(self.options, schema, overwrite, self.storage_conf)
 
 
 def configured(spark) -> type[RowDataSource]:
-    """RowDataSource carrying ``spark``'s partition sizing settings: a class
-    made here, which cloudpickle sends to the workers by value."""
+    """RowDataSource carrying ``spark``'s partition sizing settings and its
+    storage settings (the session's ``spark.hadoop.fs.s3a.*`` over this
+    process's ``AWS_*`` variables): a class made here, which cloudpickle
+    sends to the workers by value."""
     from .sizing import session_conf
     return type("RowDataSource", (RowDataSource,), {
-        "session_conf": session_conf(spark), "__module__": __name__,
-        "__doc__": RowDataSource.__doc__})
+        "session_conf": session_conf(spark),
+        "storage_conf": merge_storage(environment_storage(), session_storage(spark)),
+        "__module__": __name__, "__doc__": RowDataSource.__doc__})

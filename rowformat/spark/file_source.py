@@ -1,7 +1,8 @@
 """Bare ``.row`` files through ``paimon-row`` (a file, or a directory of
 them): the schema comes from the user, a Spark partition is a run of whole
 blocks of one file, sized as Spark sizes file partitions (or by
-``rowsPerPartition``)."""
+``rowsPerPartition``). Files (and bitmap files) are local paths or URLs,
+opened with the store's settings resolved on the driver."""
 from __future__ import annotations
 
 import json
@@ -13,10 +14,12 @@ import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from .. import RowFileReader
+from .. import RowFileReader, storage
 from ..errors import DatasetError
 from ..types import schema as parse_schema
-from .options import Sources, flag, int_option, parse_paimon_schema, requested_fields
+from .options import (
+    Sources, file_options, flag, int_option, normalize_path, parse_paimon_schema, requested_fields,
+)
 from .sizing import PartitionSizing
 from .spark_types import ArrowConverter, from_spark_schema
 from .worker import SourceReader
@@ -25,11 +28,15 @@ FILE_COLUMN, ROW_COLUMN = "_file", "_row"
 DEFAULT_BATCH_ROWS = 65536
 
 
-def load_bitmap(path: str):
-    """A pyroaring BitMap from a file holding a serialized RoaringBitmap
-    (the portable format Java's RoaringBitmap and pyroaring share)."""
+def load_bitmap(path: str, settings: dict | None = None):
+    """A pyroaring BitMap from a file (a local path or a URL, ``settings``
+    its store's) holding a serialized RoaringBitmap (the portable format
+    Java's RoaringBitmap and pyroaring share)."""
     from pyroaring import BitMap
     try:
+        if storage.is_url(path):
+            with storage.open_file(path, storage_options=file_options(path, settings or {})) as f:
+                return BitMap.deserialize(f.read())
         with open(path, "rb") as f:
             return BitMap.deserialize(f.read())
     except OSError as e:
@@ -70,6 +77,7 @@ class RowReader(SourceReader):
         self.file_schema = str(file_schema)
         self.columns = [f.name for f in data_fields]
         self.files = sources.files
+        self.storage_options = sources.storage_options
         # a row count, when given, instead of Spark's byte sizing
         self.rows_per_partition = int_option(options, "rowsperpartition", 1) \
             if options.get("rowsperpartition") is not None else None
@@ -87,16 +95,16 @@ class RowReader(SourceReader):
         if value.lstrip().startswith("{"):
             out = {}
             for name, bitmap in json.loads(value).items():
-                matches = [f for f in self.files if f == os.path.abspath(name)
-                           or os.path.basename(f) == name]
+                matches = [f for f in self.files if f == normalize_path(name)
+                           or f.rsplit("/", 1)[-1] == name or os.path.basename(f) == name]
                 if not matches:
                     raise DatasetError(f"option {key}: {name!r} is not one of the files read")
-                out[matches[0]] = os.path.abspath(bitmap)
+                out[matches[0]] = normalize_path(bitmap)
             return out
         if len(self.files) != 1:
             raise ValueError(f"option {key}: a single bitmap path needs a single file, but "
                              f"{len(self.files)} are read; use a JSON object per file")
-        return {self.files[0]: os.path.abspath(value)}
+        return {self.files[0]: normalize_path(value)}
 
     partition_type = BlockRange
 
@@ -105,7 +113,8 @@ class RowReader(SourceReader):
         of each run of blocks, then the file's row count."""
         files = []
         for path in self.files:
-            with RowFileReader(path, schema, cache_bytes=0) as r:
+            with RowFileReader(path, schema, cache_bytes=0,
+                               storage_options=file_options(path, self.storage_options)) as r:
                 files.append((path, r.block_index.row_starts.tolist() + [r.num_rows],
                               r.block_index.compressed_sizes.tolist()))
         cost = self.sizing.open_cost
@@ -131,8 +140,8 @@ class RowReader(SourceReader):
         for path, bounds in self._block_runs(schema):
             selection = self.selections.get(path)
             vector = self.deletion_vectors.get(path)
-            sel_bm = load_bitmap(selection) if selection else None
-            dv_bm = load_bitmap(vector) if vector else None
+            sel_bm = load_bitmap(selection, self.storage_options) if selection else None
+            dv_bm = load_bitmap(vector, self.storage_options) if vector else None
             for lo, hi in zip(bounds, bounds[1:]):
                 if lo == hi:
                     continue
@@ -151,16 +160,18 @@ class RowReader(SourceReader):
         if partition.selection or partition.deletion_vector:
             rows = BitMap(rows)
             if partition.selection:
-                rows &= load_bitmap(partition.selection)
+                rows &= load_bitmap(partition.selection, self.storage_options)
             if partition.deletion_vector:
-                rows -= load_bitmap(partition.deletion_vector)
+                rows -= load_bitmap(partition.deletion_vector, self.storage_options)
         numbers = None
         if self.with_row_numbers:
             numbers = np.arange(rows.start, rows.stop, dtype=np.int64) if isinstance(rows, range) \
                 else np.frombuffer(rows.to_array(), dtype=np.uint32)
         done = 0
         # The reader streams blocks once: no block cache needed.
-        with RowFileReader(partition.path, file_schema, cache_bytes=0) as reader:
+        with RowFileReader(partition.path, file_schema, cache_bytes=0,
+                           storage_options=file_options(partition.path,
+                                                        self.storage_options)) as reader:
             for batch in reader.iter_batches(self.columns, rows, self.batch_rows):
                 data = dict(zip(self.columns, converter.convert(batch.columns)))
                 if numbers is not None:

@@ -1,7 +1,18 @@
 """Option parsing shared by the ``paimon-row`` readers and writer: which
-files or table a path names, option values, and the requested schema
+files or table a path names and where they are stored (a local path, or a
+URL reached through :mod:`rowformat.storage` and the table's pypaimon
+FileIO), the store's settings, option values, and the requested schema
 checked against the stored one. Options arrive as Spark gives them: a
-case-insensitive dict of strings (keys lower-cased)."""
+case-insensitive dict of strings (keys lower-cased).
+
+Storage settings are Paimon catalog options (``s3.endpoint``,
+``s3.access-key``, ...), from the first of: the read/write option
+``paimon.<catalog option>``, the session's ``spark.hadoop.fs.s3a.*``
+settings (captured by :func:`rowformat.spark.register`), and the ``AWS_*``
+environment (of the process that called register(), then of the planning
+worker: the driver's). They are resolved once, on the driver, and travel to
+the tasks inside the pickled reader or writer: executors need neither the
+driver's environment nor the session's settings."""
 from __future__ import annotations
 
 import json
@@ -10,7 +21,8 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import StructField, StructType
 
-from ..errors import DatasetError, SchemaError
+from .. import storage
+from ..errors import DatasetError, SchemaError, StorageError
 from ..types import RowType, schema as parse_schema
 from ..paimon import tables as tb
 from . import FORMAT_NAME
@@ -41,49 +53,242 @@ def key_list(options, key: str) -> list[str]:
     return [k.strip() for k in value.split(",") if k.strip()] if value else []
 
 
+# ---------------------------------------------------------------- storage settings
+
+# Paimon catalog options that are a store's settings (pypaimon's FileIO and
+# rowformat.storage read them): as ``paimon.<key>`` options they configure
+# the connection and are never stored in a table's schema; every other
+# ``paimon.<key>`` is a table option.
+STORAGE_PREFIXES = ("s3.", "s3a.", "s3n.", "fs.", "gcs.", "hdfs.", "security.kerberos.",
+                    "file-io.")
+_S3_PREFIXES = ("fs.s3a.", "fs.s3.", "s3a.", "s3n.", "s3.")
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+# pypaimon's camel-case names: Spark hands option keys over lower-cased
+_CASED = {k.lower(): k for k in (
+    "fs.oss.accessKeyId", "fs.oss.accessKeySecret", "fs.oss.securityToken",
+    "fs.s3.accessKeyId", "fs.s3.accessKeySecret", "fs.s3.securityToken")}
+# S3 settings by S3FileSystem's argument name -> the one catalog name used here
+_S3_NAMES = {"endpoint_override": "s3.endpoint", "access_key": "s3.access-key",
+             "secret_key": "s3.secret-key", "session_token": "s3.session-token",
+             "region": "s3.region", "path_style": "s3.path-style-access",
+             "endpoint.region": "s3.region"}
+_CREDENTIALS = ("s3.access-key", "s3.secret-key", "s3.session-token")
+# the session's Hadoop S3A settings -> catalog names
+SESSION_S3A = {
+    "spark.hadoop.fs.s3a.endpoint": "s3.endpoint",
+    "spark.hadoop.fs.s3a.access.key": "s3.access-key",
+    "spark.hadoop.fs.s3a.secret.key": "s3.secret-key",
+    "spark.hadoop.fs.s3a.session.token": "s3.session-token",
+    "spark.hadoop.fs.s3a.path.style.access": "s3.path-style-access",
+    "spark.hadoop.fs.s3a.endpoint.region": "s3.region",
+}
+_S3A_SSL = "spark.hadoop.fs.s3a.connection.ssl.enabled"
+
+
+def is_storage_option(key: str) -> bool:
+    """A catalog option naming a store's setting (``s3.endpoint``, ...)."""
+    return key.lower().startswith(STORAGE_PREFIXES)
+
+
+def _canonical(key: str) -> str:
+    key = _CASED.get(key, key)
+    if key.startswith(_S3_PREFIXES):
+        name, _ = storage.s3_name(key)
+        return _S3_NAMES.get(name, key)
+    return key
+
+
+def environment_storage(environ=None) -> dict[str, str]:
+    """The S3 settings of the standard ``AWS_*`` variables, as catalog
+    options: the endpoint (then path-style addressing, as S3-compatible
+    servers expect and :func:`rowformat.paimon.tables.catalog_options`
+    assumes), the region, and the keys (both, or none)."""
+    env = os.environ if environ is None else environ
+    out = {}
+    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        out["s3.endpoint"] = endpoint
+        out["s3.path-style-access"] = "true"
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    if region:
+        out["s3.region"] = region
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        out["s3.access-key"] = env["AWS_ACCESS_KEY_ID"]
+        out["s3.secret-key"] = env["AWS_SECRET_ACCESS_KEY"]
+        if env.get("AWS_SESSION_TOKEN"):
+            out["s3.session-token"] = env["AWS_SESSION_TOKEN"]
+    return out
+
+
+def session_storage(spark) -> dict[str, str]:
+    """The S3 settings of ``spark``'s session (``spark.hadoop.fs.s3a.*``,
+    read through ``spark.conf``, so a Spark Connect session serves too), as
+    catalog options. An endpoint without a scheme gets https://, or http://
+    with ``fs.s3a.connection.ssl.enabled=false``, as S3A reads it."""
+    out = {}
+    for key, name in SESSION_S3A.items():
+        value = spark.conf.get(key, None)
+        if value:
+            out[name] = value.strip()
+    endpoint = out.get("s3.endpoint")
+    if endpoint and "://" not in endpoint:
+        ssl = (spark.conf.get(_S3A_SSL, None) or "true").strip().lower()
+        out["s3.endpoint"] = ("http://" if ssl == "false" else "https://") + endpoint
+    return out
+
+
+def merge_storage(*layers: dict) -> dict[str, str]:
+    """Storage settings (catalog options) of ``layers``, each over the ones
+    before it: S3 names in their ``s3.`` form (``fs.s3a.access.key`` is
+    ``s3.access-key``); the keys (access key, secret, session token) taken
+    together from the last layer that has an access key; a layer's endpoint
+    drops lower layers' path style (the one goes with the other)."""
+    out: dict[str, str] = {}
+    credentials: dict[str, str] = {}
+    for layer in layers:
+        layer = {_canonical(k): str(v) for k, v in layer.items() if v is not None}
+        if "s3.access-key" in layer:
+            credentials = {k: layer[k] for k in _CREDENTIALS if k in layer}
+        if "s3.endpoint" in layer:
+            out.pop("s3.path-style-access", None)
+        out.update((k, v) for k, v in layer.items() if k not in _CREDENTIALS)
+    out.update(credentials)
+    return out
+
+
+def storage_settings(options, captured: dict | None = None) -> dict[str, str]:
+    """The store's settings of a read or write: the ``paimon.<storage
+    option>`` options over ``captured`` (what register() took from the
+    session and the driver) over this process's ``AWS_*`` environment."""
+    given = {k[len("paimon."):]: v for k, v in options.items()
+             if k.startswith("paimon.") and is_storage_option(k[len("paimon."):])}
+    return merge_storage(environment_storage(), captured or {}, given)
+
+
+def scheme_of(path: str) -> str:
+    return path.partition("://")[0].lower() if storage.is_url(path) else ""
+
+
+def for_path(path: str, settings: dict) -> dict[str, str]:
+    """``settings`` that concern ``path``'s store: no S3 keys for a path
+    that is not on S3 (nothing is sent to tasks that they do not need)."""
+    if scheme_of(path) in _S3_SCHEMES:
+        return dict(settings)
+    return {k: v for k, v in settings.items() if not k.startswith(_S3_PREFIXES)}
+
+
+def file_options(path: str, settings: dict) -> dict | None:
+    """The ``storage_options`` a RowFileReader of the file ``path`` takes:
+    the S3 settings for an S3 URL, else None (pyarrow's or fsspec's defaults)."""
+    if scheme_of(path) in _S3_SCHEMES:
+        return storage.catalog_storage_options(settings) or None
+    return None
+
+
+# ---------------------------------------------------------------- paths
+
+def normalize_path(p: str) -> str:
+    """A local path made absolute (``file://`` and ``file:`` dropped), or a
+    URL as given (no trailing slash): never a local path made of a URL."""
+    if storage.is_url(p):
+        local = storage.local_path_of(p)
+        if local is None:
+            return p.rstrip("/") if p.rstrip("/").partition("://")[2] else p
+        p = local
+    elif p.startswith("file:"):
+        p = p[len("file:"):]
+    return os.path.abspath(p)
+
+
+def join_path(directory: str, name: str) -> str:
+    return f"{directory.rstrip('/')}/{name}" if storage.is_url(directory) \
+        else os.path.join(directory, name)
+
+
+def check_store(path: str, settings: dict) -> None:
+    """Raises DatasetError, on the driver, when nothing can reach ``path``'s
+    store: a scheme with no pyarrow or fsspec driver (or one that cannot
+    start: HDFS without libhdfs), or settings the driver refuses."""
+    if not storage.is_url(path):
+        return
+    try:
+        storage.resolve(path, storage_options=file_options(path, settings))
+    except (StorageError, OSError, ValueError, ImportError, TypeError) as e:
+        raise DatasetError(f"{FORMAT_NAME}: cannot reach {path}: no way to read or write "
+                           f"{scheme_of(path)}:// paths here ({e})") from None
+
+
+def path_kind(path: str, settings: dict) -> str | None:
+    """"file", "dir" or None (nothing there) for a local path or a URL."""
+    if not storage.is_url(path):
+        return "dir" if os.path.isdir(path) else "file" if os.path.exists(path) else None
+    fs, inner = storage.resolve(path, storage_options=file_options(path, settings))
+    try:
+        if storage.is_pyarrow_fs(fs):
+            import pyarrow.fs as pafs
+            kind = fs.get_file_info(inner).type
+            return {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}.get(kind)
+        if not fs.exists(inner):
+            return None
+        return "dir" if fs.isdir(inner) else "file"
+    except OSError as e:
+        raise storage.storage_error(path, "looking up", e) from None
+
+
+def list_names(directory: str, settings: dict) -> list[str]:
+    """The names in ``directory`` (a local path or a URL; none if missing)."""
+    if not storage.is_url(directory):
+        return os.listdir(directory) if os.path.isdir(directory) else []
+    return storage.list_names(directory, file_options(directory, settings))
+
+
 @dataclass
 class Sources:
     """What a load() path names: a Paimon table, or bare ``.row`` files
-    (a file, or a directory of them) whose schema comes from the user."""
-    table: str | None                # a Paimon table directory
-    files: list[str]                 # bare .row files (absolute paths)
+    (a file, or a directory of them) whose schema comes from the user; and
+    the settings (catalog options) of the store they are on."""
+    table: str | None                # a Paimon table directory (a local path or a URL)
+    files: list[str]                 # bare .row files (absolute paths or URLs)
+    storage_options: dict[str, str]
 
     @classmethod
-    def resolve(cls, options) -> "Sources":
+    def resolve(cls, options, captured: dict | None = None) -> "Sources":
         if "paths" in options:
             paths = json.loads(options["paths"])
         elif "path" in options:
             paths = [options["path"]]
         else:
             raise ValueError(f"{FORMAT_NAME}: give a path: load(path) or save(path)")
-        paths = [os.path.abspath(strip_file_scheme(p)) for p in paths]
-        tables = [p for p in paths if tb.is_table(p)]
+        paths = [normalize_path(p) for p in paths]
+        settings = storage_settings(options, captured)
+        if len({scheme_of(p) for p in paths}) == 1:
+            settings = for_path(paths[0], settings)     # only what the tasks need
+        for p in paths:
+            check_store(p, settings)
+        tables = [p for p in paths if tb.is_table(p, settings)]
         if tables:
             if len(paths) > 1:
                 raise ValueError(f"{FORMAT_NAME}: a Paimon table is read alone, not with other "
                                  f"paths: {paths}")
-            return cls(tables[0], [])
+            return cls(tables[0], [], settings)
         files = []
         for p in paths:
-            if os.path.isdir(p):
-                found = sorted(os.path.join(p, n) for n in os.listdir(p)
+            kind = path_kind(p, settings)
+            if kind == "dir":
+                found = sorted(join_path(p, n) for n in list_names(p, settings)
                                if n.endswith(DATA_SUFFIX) and not n.startswith("."))
                 if not found:
                     raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "
                                        f"schema/ directory) nor a directory of .row files")
                 files += found
-            elif os.path.exists(p):     # a file, or what the reader refuses naming it (a pipe)
+            elif kind == "file":  # a file, or what the reader refuses naming it (a pipe)
                 files.append(p)
             else:
                 raise FileNotFoundError(f"{FORMAT_NAME}: {p} does not exist")
-        return cls(None, files)
+        return cls(None, files, settings)
 
     def describe(self, options) -> str:
         return self.table or options.get("path") or options.get("paths")
-
-
-def strip_file_scheme(p: str) -> str:
-    return p[len("file:"):] if p.startswith("file:") else p
 
 
 def parse_paimon_schema(text: str) -> RowType:

@@ -1,10 +1,11 @@
 """Paimon tables through ``paimon-row``: pypaimon plans splits on the
 driver, a Spark partition is a group of splits sized as Spark sizes file
 partitions, tasks read them; write tasks send pickled commit messages that
-the driver commits in one snapshot (or aborts)."""
+the driver commits in one snapshot (or aborts). A table is a local
+directory or a URL: every open passes the store's settings resolved on the
+driver (``storage_options``, Paimon catalog names) to pypaimon's FileIO."""
 from __future__ import annotations
 
-import os
 import pickle
 from dataclasses import dataclass
 from typing import Iterator
@@ -20,7 +21,9 @@ from ..paimon import tables as tb
 from ..types import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
-    DATA_SUFFIX, check_columns, key_list, parse_paimon_schema, requested_fields, strip_file_scheme,
+    DATA_SUFFIX, check_columns, check_store, for_path, is_storage_option, key_list, list_names,
+    normalize_path, parse_paimon_schema, path_kind, requested_fields, scheme_of,
+    storage_settings,
 )
 from .sizing import PartitionSizing
 from .spark_types import from_spark_schema
@@ -37,14 +40,31 @@ def check_row_tracking(table, path: str) -> None:
                           f"not created with 'row-tracking.enabled' = 'true'")
 
 
-def open_for_read(path: str, options):
+def open_for_read(path: str, options, storage_options: dict):
     snapshot = options.get("snapshotid")
     if snapshot is not None:
         try:
             snapshot = int(snapshot)
         except ValueError:
             raise ValueError(f"option snapshotId must be an integer, got {snapshot!r}") from None
-    return tb.pin(path, snapshot_id=snapshot, tag=options.get("tag"))
+    check_file_io(path, storage_options)
+    return tb.pin(path, snapshot_id=snapshot, tag=options.get("tag"),
+                  storage_options=storage_options)
+
+
+def check_file_io(path: str, storage_options: dict) -> None:
+    """Raises DatasetError when pypaimon has no FileIO for ``path``'s
+    scheme (a table needs one: pypaimon plans, writes and commits)."""
+    if not scheme_of(path):
+        return
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options import Options
+    try:
+        FileIO.get(path, Options(tb.catalog_options(path, storage_options)))
+    except (ValueError, ImportError) as e:
+        raise DatasetError(f"{FORMAT_NAME}: cannot open a Paimon table at {path}: pypaimon "
+                           f"has no file system for {scheme_of(path)}:// paths ({e})"
+                           ) from None
 
 
 @dataclass
@@ -57,9 +77,11 @@ class SplitGroup(InputPartition):
 class TableReader(SourceReader):
     """A Paimon table: pypaimon plans on the driver, tasks read splits."""
 
-    def __init__(self, options, schema: StructType, path: str, sizing: PartitionSizing):
-        table, pinned = open_for_read(path, options)
+    def __init__(self, options, schema: StructType, path: str, sizing: PartitionSizing,
+                 storage_options: dict):
+        table, pinned = open_for_read(path, options, storage_options)
         self.path = path
+        self.storage_options = storage_options
         with_row_ids = tb.ROW_ID in schema.names
         if with_row_ids:
             check_row_tracking(table, path)
@@ -75,7 +97,8 @@ class TableReader(SourceReader):
         self.sizing = sizing
 
     def _table(self):
-        return tb.open_table(self.path, snapshot_id=self.snapshot_id, tag=self.tag)
+        return tb.open_table(self.path, snapshot_id=self.snapshot_id, tag=self.tag,
+                             storage_options=self.storage_options)
 
     partition_type = SplitGroup
 
@@ -135,15 +158,18 @@ class TableWriter(DataSourceArrowWriter):
     writer and send their commit messages; the driver commits them all in
     one snapshot, or aborts them (deleting the files)."""
 
-    def __init__(self, options, schema: StructType, overwrite: bool):
+    def __init__(self, options, schema: StructType, overwrite: bool,
+                 captured: dict | None = None):
         # Runs once on the driver. The object is then pickled to every task
         # and used again for commit()/abort().
         if "path" not in options:
             raise ValueError(f"{FORMAT_NAME}: save(path) needs a path")
-        self.path = os.path.abspath(strip_file_scheme(options["path"]))
-        if os.path.isfile(self.path):
-            raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
-                               f"Paimon table directory")
+        self.path = normalize_path(options["path"])
+        # the store's settings, resolved here: tasks see neither the
+        # driver's environment nor the session's settings
+        self.storage_options = for_path(self.path, storage_settings(options, captured))
+        check_store(self.path, self.storage_options)
+        check_file_io(self.path, self.storage_options)
         self.overwrite = overwrite
         mode = options.get("partitionoverwritemode", "static").strip().lower()
         if mode not in ("static", "dynamic"):
@@ -152,19 +178,25 @@ class TableWriter(DataSourceArrowWriter):
         self.dynamic_overwrite = mode == "dynamic"
         self.reference_roots = options.get("blobreferenceroots")
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
-        if tb.is_table(self.path):
-            table = tb.open_table(self.path)
+        if tb.is_table(self.path, self.storage_options):
+            table = self._open()
             # Appends and overwrites keep the table's schema (Paimon changes
             # schemas with ALTER TABLE, not with a write).
             check_columns(schema, tb.row_type(table), what, subset=False)
         else:
-            if os.path.isdir(self.path) and any(n.endswith(DATA_SUFFIX)
-                                                for n in os.listdir(self.path)):
+            if path_kind(self.path, self.storage_options) == "file":
+                raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
+                                   f"Paimon table directory")
+            if any(n.endswith(DATA_SUFFIX) for n in list_names(self.path, self.storage_options)):
                 raise DatasetError(f"{what}: it holds .row files but is not a Paimon table")
             table = tb.create_table(self.path, self._new_schema(options, schema),
                                     partition_keys=key_list(options, "partitionkeys"),
                                     primary_keys=key_list(options, "primarykeys"),
-                                    options=self._table_options(options))
+                                    options=self._table_options(options),
+                                    storage_options=self.storage_options)
+
+    def _open(self):
+        return tb.open_table(self.path, storage_options=self.storage_options)
 
     def _new_schema(self, options, schema: StructType) -> RowType:
         explicit = options.get("paimonschema")
@@ -182,7 +214,11 @@ class TableWriter(DataSourceArrowWriter):
             for f in row_type.fields), top_level=True)
 
     def _table_options(self, options) -> dict[str, str]:
-        out = {k[len("paimon."):]: v for k, v in options.items() if k.startswith("paimon.")}
+        # (storage settings, paimon.s3.* and the like, configure the
+        # connection: never stored in the schema, which anyone reading the
+        # table reads)
+        out = {k[len("paimon."):]: v for k, v in options.items()
+               if k.startswith("paimon.") and not is_storage_option(k[len("paimon."):])}
         if "bucket" in options:
             out["bucket"] = options["bucket"]
         if key_list(options, "primarykeys"):
@@ -200,18 +236,18 @@ class TableWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]):   # one call per task
         settle_worker()
-        table = tb.open_table(self.path)
+        table = self._open()
         if self.reference_roots:
             table = table.copy({ROOTS_OPTION: self.reference_roots})
         return TableMessage(tb.write_batches(table, iterator, self.overwrite))
 
     def commit(self, messages):
         settle_worker()
-        table = tb.open_table(self.path)
+        table = self._open()
         tb.commit(table, [m.messages for m in messages if m is not None], self.overwrite,
                   self.dynamic_overwrite)
 
     def abort(self, messages):            # messages of failed tasks are None
         settle_worker()
-        table = tb.open_table(self.path)
+        table = self._open()
         tb.abort(table, [m.messages for m in messages if m is not None])
