@@ -15,6 +15,14 @@ be pickled by value, with a fresh empty cache each time.
 
 Paimon's data files are immutable (unique names), which is what makes
 caching readers by path safe.
+
+Paths (tables, ``schema=`` directories, the values of a path column) are
+local paths or URLs (``s3://...``). The store's settings are
+``storage_options=`` (Paimon catalog names: ``s3.endpoint``,
+``s3.access-key``, ...) over the session's ``spark.hadoop.fs.s3a.*``
+settings over the driver's ``AWS_*`` environment, resolved on the driver
+when the lookup is built and carried to the workers by the pickled
+:class:`Fetcher`.
 """
 from __future__ import annotations
 
@@ -51,22 +59,24 @@ LOCAL_MAX_ROWS = int(os.environ.get("ROWFORMAT_SPARK_LOOKUP_LOCAL_ROWS", "10000"
 # collect: above it, no job is run to count the rows.
 LOCAL_MAX_BYTES = 10 << 20
 
-_readers: "OrderedDict[tuple[str, str], RowFileReader]" = OrderedDict()
+_readers: "OrderedDict[tuple[str, str, str], RowFileReader]" = OrderedDict()
 _lock = threading.Lock()
 stats = {"opened": 0, "evicted": 0}   # per worker process; tests read them
 
 
-def open_reader(path: str, schema_text: str) -> RowFileReader:
+def open_reader(path: str, schema_text: str, storage_options: dict | None = None
+                ) -> RowFileReader:
     """A cached reader of ``path`` (LRU, at most MAX_OPEN_READERS open, so
-    file descriptors stay bounded)."""
-    key = (path, schema_text)
+    file descriptors stay bounded); ``storage_options`` for a URL."""
+    key = (path, schema_text, repr(sorted(storage_options.items())) if storage_options else "")
     with _lock:
         r = _readers.get(key)
         if r is not None:
             _readers.move_to_end(key)
             return r
     # prefix_lookups: a row early in a block decompresses only the block's prefix
-    r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES, prefix_lookups=True)
+    r = RowFileReader(path, schema_text, cache_bytes=READER_CACHE_BYTES, prefix_lookups=True,
+                      storage_options=storage_options)
     with _lock:
         if key in _readers:          # another thread opened it meanwhile
             r.close()
@@ -86,16 +96,26 @@ def clear_readers() -> None:
             _readers.popitem()[1].close()
 
 
-def resolve_schema(schema) -> RowType:
-    """A RowType, Paimon schema text, or the directory of a Paimon append
-    table (its data files hold exactly the table's columns)."""
-    if isinstance(schema, str) and os.path.isdir(schema):
-        return _table_file_schema(schema)
+def storage_settings(spark, given: dict | None) -> dict[str, str]:
+    """The store's settings of a lookup, resolved on the driver:
+    ``given`` over ``spark``'s S3A settings over the ``AWS_*`` environment."""
+    from .options import environment_storage, merge_storage, session_storage
+    return merge_storage(environment_storage(),
+                         session_storage(spark) if spark is not None else {}, given or {})
+
+
+def resolve_schema(schema, settings: dict | None = None) -> RowType:
+    """A RowType, Paimon schema text, or the directory (a path or a URL) of
+    a Paimon append table (its data files hold exactly the table's columns)."""
+    from .. import storage
+    if isinstance(schema, str) and (storage.is_url(schema) or os.path.isdir(schema)):
+        from .options import normalize_path
+        return _table_file_schema(normalize_path(schema), settings)
     return as_row_type(schema)
 
 
-def _table_file_schema(path: str) -> RowType:
-    table = tb.open_table(path)
+def _table_file_schema(path: str, settings: dict | None = None) -> RowType:
+    table = tb.open_table(path, storage_options=settings)
     if table.primary_keys:
         raise SchemaError(f"{path} is a primary-key table: its data files hold key and system "
                           f"columns besides the table's, and a key may be in several files; "
@@ -103,14 +123,25 @@ def _table_file_schema(path: str) -> RowType:
     return tb.row_type(table)
 
 
-def _table_root(path: str) -> str | None:
+def _parent(path: str) -> str:
+    """The directory holding ``path`` (a local path or a URL; a bucket's
+    root is its own parent)."""
+    from .. import storage
+    if not storage.is_url(path):
+        return os.path.dirname(path)
+    scheme, _, rest = path.rstrip("/").partition("://")
+    head, sep, _ = rest.rpartition("/")
+    return f"{scheme}://{head}" if sep else path
+
+
+def _table_root(path: str, settings: dict | None = None) -> str | None:
     """The Paimon table directory a data file belongs to (the nearest
     ancestor holding ``schema/``), or None."""
-    d = os.path.dirname(path)
+    d = _parent(path)
     while True:
-        if tb.is_table(d):
+        if tb.is_table(d, settings):
             return d
-        parent = os.path.dirname(d)
+        parent = _parent(d)
         if parent == d:
             return None
         d = parent
@@ -118,12 +149,15 @@ def _table_root(path: str) -> str | None:
 
 class Fetcher:
     """Looks rows up by (path, row number) and returns Arrow columns of the
-    Spark types. Picklable: plain fields only."""
+    Spark types. Picklable: plain fields only (``storage_options``: the
+    store's settings, as catalog options, resolved on the driver)."""
 
-    def __init__(self, schema: RowType, columns: list[str], spark_fields_json: str):
+    def __init__(self, schema: RowType, columns: list[str], spark_fields_json: str,
+                 storage_options: dict | None = None):
         self.schema = str(schema)
         self.columns = list(columns)
         self.spark_fields_json = spark_fields_json
+        self.storage_options = dict(storage_options or {})
         self._converter = None
 
     def __getstate__(self):
@@ -165,9 +199,10 @@ class Fetcher:
         by_file = by_file[np.lexsort((row_numbers[by_file], codes[by_file]))]
         cuts = np.flatnonzero(np.diff(codes[by_file])) + 1
         dictionary = encoded.dictionary.to_pylist()
+        from .options import file_options
         for pos in np.split(by_file, cuts) if len(by_file) else []:
             path = dictionary[codes[pos[0]]]
-            reader = open_reader(path, self.schema)
+            reader = open_reader(path, self.schema, file_options(path, self.storage_options))
             table = reader.take(row_numbers[pos], self.columns)    # keeps order and duplicates
             arrays = converter.convert([c.combine_chunks() for c in table.columns])
             pieces.append(pa.Table.from_arrays(arrays, schema=result_schema))
@@ -286,7 +321,7 @@ def _collect_small(df, max_rows: int | None):
 
 
 def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate,
-                local_max_rows: int | None, local=None):
+                local_max_rows: int | None, settings: dict, local=None):
     """``df`` through LookupBatches: the looked-up ``columns`` appended as
     ``prefix`` + name, nullable. When ``df`` is small (``local``, or
     _collect_small finds it so) the rows are looked up on the driver, at
@@ -301,7 +336,7 @@ def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate,
         raise SchemaError(f"{what}: columns {sorted(clash)} exist in the input; pass prefix=")
     out_schema = StructType(df.schema.fields + [StructField(o, f.dataType, True)
                                                 for o, f in zip(out_names, fields.fields)])
-    fetcher = Fetcher(row_type, columns, fields.json())
+    fetcher = Fetcher(row_type, columns, fields.json(), settings)
     run = LookupBatches(fetcher, locate, out_names)
     if local is None:
         local = _collect_small(df, local_max_rows)
@@ -344,20 +379,20 @@ def _spark_fields(schema: RowType, columns):
     return StructType([StructField(c, spark[c].dataType, True) for c in columns])
 
 
-def _schema_from_data(df, path_col):
+def _schema_from_data(df, path_col, settings):
     first = df.where(df[path_col].isNotNull()).select(path_col).limit(1).collect()
-    return _schema_of_path(first[0][0] if first else None, path_col)
+    return _schema_of_path(first[0][0] if first else None, path_col, settings)
 
 
-def _schema_of_path(path, path_col):
+def _schema_of_path(path, path_col, settings):
     if path is None:
         raise SchemaError(f"lookup: column {path_col!r} holds no path to take a schema from; "
                           f"pass schema=")
-    root = _table_root(path)
+    root = _table_root(path, settings)
     if root is None:
         raise SchemaError(f"lookup: {path} is not in a Paimon table, so it has no "
                           f"stored schema; pass schema= (Paimon schema text)")
-    return _table_file_schema(root)
+    return _table_file_schema(root, settings)
 
 
 def _first_path(table: pa.Table, path_col: str):
@@ -366,7 +401,7 @@ def _first_path(table: pa.Table, path_col: str):
 
 
 def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix: str = "",
-           local_max_rows: int | None = None):
+           local_max_rows: int | None = None, storage_options: dict | None = None):
     """``df`` with the rows at (``df[path_col]``, ``df[row_col]``) appended
     as columns (``prefix`` + name), through ``mapInArrow``; or, when ``df``
     holds at most ``local_max_rows`` rows (default LOCAL_MAX_ROWS, 10,000;
@@ -374,33 +409,40 @@ def lookup(df, path_col: str, row_col: str, columns=None, *, schema=None, prefix
 
     ``schema``: the files' Paimon schema (RowType, text) or a Paimon append
     table directory; by default the table holding the first path in ``df``
-    (one small Spark job). ``columns``: the columns to fetch (default all)."""
+    (one small Spark job). ``columns``: the columns to fetch (default all).
+    ``storage_options``: the store's settings for paths that are URLs
+    (Paimon catalog names, ``s3.endpoint``, ...; see the module's doc)."""
     local = None
+    settings = storage_settings(df.sparkSession, storage_options)
     if schema is not None:
-        row_type = resolve_schema(schema)
+        row_type = resolve_schema(schema, settings)
     else:
         local = _collect_small(df, local_max_rows)     # a path to take the schema from
-        row_type = (_schema_from_data(df, path_col) if local is None else
-                    _schema_of_path(_first_path(local, path_col), path_col))
+        row_type = (_schema_from_data(df, path_col, settings) if local is None else
+                    _schema_of_path(_first_path(local, path_col), path_col, settings))
     return _map_lookup(df, "lookup", row_type, columns, prefix, PathAndRow(path_col, row_col),
-                       local_max_rows, local)
+                       local_max_rows, settings, local)
 
 
-def lookup_udf(columns=None, *, schema):
+def lookup_udf(columns=None, *, schema, storage_options: dict | None = None):
     """A column-wise lookup (``arrow_udf``, Spark 4.1+): call it on a path
-    column and a row-number column to get a struct of ``columns``."""
+    column and a row-number column to get a struct of ``columns``.
+    ``storage_options`` as for :func:`lookup` (with the active session's
+    S3A settings)."""
+    from pyspark.sql import SparkSession
     from pyspark.sql.functions import ArrowUDFType, arrow_udf
     from .preflight import check_active
     check_active()
-    row_type = resolve_schema(schema)
+    settings = storage_settings(SparkSession.getActiveSession(), storage_options)
+    row_type = resolve_schema(schema, settings)
     columns = list(row_type.names if columns is None else columns)
     fields = _spark_fields(row_type, columns)
     with warnings.catch_warnings():
         # pyspark prefers type hints, which an instance (pickled by reference,
         # so the worker's reader cache is the module's) cannot carry
         warnings.simplefilter("ignore", UserWarning)
-        return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json())), fields,
-                         ArrowUDFType.SCALAR_ITER)
+        return arrow_udf(LookupColumn(Fetcher(row_type, columns, fields.json(), settings)),
+                         fields, ArrowUDFType.SCALAR_ITER)
 
 
 # ---------------------------------------------------------------- by _ROW_ID
@@ -418,7 +460,7 @@ class RowIdColumn:
 
 def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
                    prefix: str = "", snapshot_id: int | None = None,
-                   local_max_rows: int | None = None):
+                   local_max_rows: int | None = None, storage_options: dict | None = None):
     """``df`` with the rows of the Paimon table at ``table`` whose
     ``_ROW_ID`` is ``df[row_id_col]`` appended as columns (``prefix`` +
     name); nulls for a null id or one the snapshot does not hold.
@@ -430,11 +472,16 @@ def lookup_row_ids(df, table: str, columns=None, *, row_id_col: str = "_ROW_ID",
     latest snapshot, or ``snapshot_id``. When ``df`` holds at most
     ``local_max_rows`` rows (default LOCAL_MAX_ROWS, 10,000; 0: never) the
     rows are read on the driver at this call, and the result is a DataFrame
-    of local data (see docs/spark.md)."""
-    path = os.path.abspath(table)
-    t, _ = tb.pin(path, snapshot_id=snapshot_id)     # the plan and the files read agree
+    of local data (see docs/spark.md). ``table`` is a directory or a URL
+    (``storage_options`` as for :func:`lookup`)."""
+    from .options import for_path, normalize_path
+    path = normalize_path(table)
+    settings = for_path(path, storage_settings(df.sparkSession, storage_options))
+    # the plan and the files read agree
+    t, _ = tb.pin(path, snapshot_id=snapshot_id, storage_options=settings)
     router = tb.RowIdRouter.from_table(t, path)
     if row_id_col not in df.columns:
         raise SchemaError(f"lookup_row_ids: no column {row_id_col!r} in the input")
     return _map_lookup(df, "lookup_row_ids", tb.row_type(t), columns, prefix,
-                       RowIdColumn(router, row_id_col), local_max_rows)
+                       RowIdColumn(router, row_id_col), local_max_rows,
+                       router.storage_options or {})
