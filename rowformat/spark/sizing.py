@@ -9,8 +9,8 @@ of: the read option (``maxPartitionBytes``, ``openCostInBytes``,
 ``defaultParallelism``; ``bytesPerPartition`` and ``minPartitions`` are the
 older names of the first and the last), the session's
 ``spark.sql.files.maxPartitionBytes`` / ``spark.sql.files.openCostInBytes``
-/ default parallelism as :func:`rowformat.spark.register` captured them,
-and Spark's defaults (128 MiB, 4 MiB, the driver's CPU count, which is
+/ default parallelism as :func:`rowformat.spark.register` captured them
+(on Spark Connect: ``spark.default.parallelism`` if set), and Spark's defaults (128 MiB, 4 MiB, the driver's CPU count, which is
 ``local[*]``'s parallelism)."""
 from __future__ import annotations
 
@@ -45,8 +45,20 @@ def session_conf(spark) -> dict[str, str]:
     """The sizing settings of ``spark`` (a SparkSession), as option names."""
     out = {key: spark.conf.get(name) for key, name in CONFS.items()
            if spark.conf.get(name, None) is not None}
-    out["defaultparallelism"] = str(spark.sparkContext.defaultParallelism)
+    parallelism = default_parallelism(spark)
+    if parallelism is not None:
+        out["defaultparallelism"] = str(parallelism)
     return out
+
+
+def default_parallelism(spark) -> int | str | None:
+    """``spark``'s default parallelism: the SparkContext's; on Spark Connect
+    (no SparkContext) ``spark.default.parallelism`` when set, else None
+    (the source then takes the CPU count where it plans)."""
+    from .preflight import is_connect
+    if is_connect(spark):
+        return spark.conf.get("spark.default.parallelism", None)
+    return spark.sparkContext.defaultParallelism
 
 
 @dataclass(frozen=True)

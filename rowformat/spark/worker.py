@@ -13,6 +13,7 @@ from pyspark.sql.datasource import DataSourceReader
 from pyspark.sql.types import StructType
 
 from ..paimon import tables as tb
+from .preflight import Shipped
 from .spark_types import spark_arrow_schema
 
 _settled = False
@@ -43,11 +44,13 @@ def settle_worker() -> None:
     gc.freeze()
 
 
-class SourceReader(DataSourceReader):
+class SourceReader(Shipped, DataSourceReader):
     """A reader whose partitions are ``partition_type``: subclasses set
     ``spark_schema_json`` and define ``plan()`` (driver side) and
     ``read_partition(partition, target)`` (yielding batches of the Arrow
-    schema ``target`` that Spark requires)."""
+    schema ``target`` that Spark requires). Pickled to the executors as
+    :class:`~.preflight.Shipped`: a worker without rowformat says which
+    Python it is."""
 
     partition_type: type = type(None)
     spark_schema_json: str
