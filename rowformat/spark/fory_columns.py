@@ -28,7 +28,7 @@ from ..arrow_cast import cast_array
 from ..errors import MalformedRowError, SchemaError
 from ..fory import RowEncoder
 from ..fory.schema import LAYOUTS
-from .preflight import check_active
+from .preflight import Shipped, check_active
 from .spark_types import spark_arrow_schema
 
 MODES = ("PERMISSIVE", "FAILFAST")
@@ -75,7 +75,7 @@ def _scatter(values: pa.Array, keep: np.ndarray) -> pa.Array:
     return values.take(pa.array(index, mask=~keep))
 
 
-class FromFory:
+class FromFory(Shipped):
     """The arrow_udf of :func:`from_fory`: binary rows -> struct."""
 
     def __init__(self, schema: pa.Schema, layout: str, mode: str, target: pa.StructType,
@@ -196,7 +196,7 @@ def _plain(t: pa.DataType) -> pa.DataType:
     return t
 
 
-class ToFory:
+class ToFory(Shipped):
     """The arrow_udf of :func:`to_fory`: struct -> binary rows."""
 
     def __init__(self, schema: pa.Schema | None, layout: str):

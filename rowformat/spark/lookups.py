@@ -40,6 +40,7 @@ from ..arrow_types import as_row_type
 from ..errors import SchemaError
 from ..types import RowType, schema as parse_schema
 from ..paimon import tables as tb
+from .preflight import Shipped
 
 MAX_OPEN_READERS = int(os.environ.get("ROWFORMAT_SPARK_MAX_OPEN_READERS", "32"))
 READER_CACHE_BYTES = 16 << 20    # per open reader: neighbouring rows share blocks
@@ -250,7 +251,7 @@ def _fetch_window(fetcher: "Fetcher", located: list[tuple[pa.Array, pa.Array]]):
     return out
 
 
-class LookupBatches:
+class LookupBatches(Shipped):   # Shipped: a worker without rowformat names its Python
     """The mapInArrow function: input batches plus the looked-up columns.
     ``locate(batch)`` gives each input row's (path, row number)."""
 
@@ -350,7 +351,7 @@ def _map_lookup(df, what: str, row_type: RowType, columns, prefix: str, locate,
     return df.mapInArrow(run, out_schema)
 
 
-class LookupColumn:
+class LookupColumn(Shipped):
     """The arrow_udf function (iterator form, so that a task's batches are
     looked up together): (paths, rows) -> a struct of the columns."""
 
