@@ -58,19 +58,73 @@ def __getattr__(name: str):
 
 
 def register(spark) -> None:
-    """Registers the ``paimon-row`` source with ``spark``, carrying the
-    session's partition sizing settings (``spark.sql.files.maxPartitionBytes``,
-    ``spark.sql.files.openCostInBytes``, the default parallelism), which a
-    Python source cannot read by itself. Spark also finds the source without
-    this, through the top-level ``pyspark_rowformat`` module, with Spark's
-    default sizing. Checks first that Spark's Python workers can import
-    rowformat (:func:`check_workers`)."""
+    """Registers the ``paimon-row`` source with ``spark`` (a classic or a
+    Spark Connect session), carrying the session's partition sizing settings
+    (``spark.sql.files.maxPartitionBytes``, ``spark.sql.files.openCostInBytes``,
+    the default parallelism) and storage settings, which a Python source
+    cannot read by itself. Checks first that Spark's Python workers can
+    import rowformat where they run (:func:`check_workers`).
+
+    Call it on a cluster: Spark also finds the source by itself, through the
+    top-level ``pyspark_rowformat`` module, but runs that source's workers
+    with the driver's Python (``PYSPARK_DRIVER_PYTHON``, else the driver
+    JVM's ``PYSPARK_PYTHON``), not the session's workers' Python; the source
+    registered here runs with the session's (``spark.sparkContext.pythonExec``,
+    the archive's ``./environment/bin/python``, ...). Prints nothing unless
+    something is wrong (Spark's notice that it replaced the automatically
+    found source is silenced)."""
     check_workers(spark)
-    spark.dataSource.register(_import("datasource").configured(spark))
+    source = _import("datasource").configured(spark)
+    with _quiet(spark, "org.apache.spark.sql.execution.datasources.DataSourceManager"):
+        spark.dataSource.register(source)
+
+
+class _quiet:
+    """Raises the JVM logger ``name`` to ERROR for the block (classic
+    sessions; a Connect server logs on the server), then restores it."""
+
+    def __init__(self, spark, name: str):
+        self.spark, self.name, self.restore = spark, name, None
+
+    def __enter__(self):
+        try:
+            from .preflight import is_connect
+            if is_connect(self.spark):
+                return self
+            jvm = self.spark.sparkContext._jvm
+            log4j = jvm.org.apache.logging.log4j
+            config = log4j.LogManager.getContext(False).getConfiguration()
+            current = config.getLoggerConfig(self.name)
+            explicit = current.getName() == self.name
+            before = current.getLevel() if explicit else None
+            level = log4j.Level.ERROR
+            if before is None or before.isLessSpecificThan(level):
+                log4j.core.config.Configurator.setLevel(self.name, level)
+                self.restore = (log4j, explicit, before)
+        except Exception:       # another logging backend: Spark's notice stays
+            self.restore = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.restore is None:
+            return False
+        log4j, explicit, before = self.restore
+        try:
+            if explicit:
+                log4j.core.config.Configurator.setLevel(self.name, before)
+            else:
+                context = log4j.LogManager.getContext(False)
+                context.getConfiguration().removeLogger(self.name)
+                context.updateLoggers()
+        except Exception:
+            pass
+        return False
 
 
 def check_workers(spark) -> None:
     """Raises :class:`~rowformat.errors.WorkerPythonError` when the Python
-    that Spark runs its workers with cannot import rowformat (checked once
-    per interpreter path)."""
+    that Spark runs its workers with cannot import rowformat where it runs:
+    on the driver (where the source is planned) and, unless the master is
+    ``local``, on an executor (a one-task job). Checked once per application
+    and interpreter; see :mod:`rowformat.spark.preflight`."""
     _import("preflight").check_workers(spark)
