@@ -6,6 +6,7 @@ directory or a URL: every open passes the store's settings resolved on the
 driver (``storage_options``, Paimon catalog names) to pypaimon's FileIO."""
 from __future__ import annotations
 
+import os
 import pickle
 from dataclasses import dataclass
 from typing import Iterator
@@ -18,6 +19,7 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
+from ..storage import is_url, local_path_of
 from ..types import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
@@ -25,6 +27,7 @@ from .options import (
     normalize_path, parse_paimon_schema, path_kind, requested_fields, scheme_of,
     storage_settings,
 )
+from .preflight import Shipped
 from .sizing import PartitionSizing
 from .spark_types import from_spark_schema
 from .worker import SourceReader, settle_worker
@@ -153,7 +156,7 @@ class TableMessage(WriterCommitMessage):  # pickled from a task to the driver
     messages: bytes                       # pickled pypaimon CommitMessages
 
 
-class TableWriter(DataSourceArrowWriter):
+class TableWriter(Shipped, DataSourceArrowWriter):
     """Writes a Paimon table: tasks write data files with pypaimon's table
     writer and send their commit messages; the driver commits them all in
     one snapshot, or aborts them (deleting the files)."""
@@ -178,6 +181,7 @@ class TableWriter(DataSourceArrowWriter):
         self.dynamic_overwrite = mode == "dynamic"
         self.reference_roots = options.get("blobreferenceroots")
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
+        self.created = False              # whether this write created the table (see abort)
         if tb.is_table(self.path, self.storage_options):
             table = self._open()
             # Appends and overwrites keep the table's schema (Paimon changes
@@ -194,6 +198,7 @@ class TableWriter(DataSourceArrowWriter):
                                     primary_keys=key_list(options, "primarykeys"),
                                     options=self._table_options(options),
                                     storage_options=self.storage_options)
+            self.created = True
 
     def _open(self):
         return tb.open_table(self.path, storage_options=self.storage_options)
@@ -251,3 +256,22 @@ class TableWriter(DataSourceArrowWriter):
         settle_worker()
         table = self._open()
         tb.abort(table, [m.messages for m in messages if m is not None])
+        if self.created:
+            self._drop_uncommitted(table)
+
+    def _drop_uncommitted(self, table) -> None:
+        """The failed write created the table: unless a snapshot exists (another
+        writer committed meanwhile), remove it (its schema files, and locally
+        the empty directories the aborted tasks left), so that no table stays
+        behind and a retry creates it afresh, with the retry's columns."""
+        if tb.latest_snapshot_id(self._open()) is not None:
+            return
+        table.file_io.delete(f"{self.path.rstrip('/')}/schema", True)
+        local = self.path if not is_url(self.path) else local_path_of(self.path)
+        if local and os.path.isdir(local):
+            for directory, _, _ in os.walk(local, topdown=False):
+                if directory != local:
+                    try:
+                        os.rmdir(directory)     # only empty ones
+                    except OSError:
+                        pass

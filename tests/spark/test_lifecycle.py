@@ -1,0 +1,35 @@
+"""What a failed write leaves behind (issue 36, item 6): a failed first
+write leaves no table, so a retry with other columns may create it; a failed
+write to an existing table leaves it as it was."""
+import os
+
+import pytest
+from pyspark.sql.functions import udf
+
+from rowformat.paimon import tables as tb
+
+FORMAT = "paimon-row"
+
+
+def _failing(spark):
+    boom = udf(lambda x: 1 // 0 if x == 7 else x, "long")      # one task fails
+    return spark.range(0, 10, 1, 2).select(boom("id").alias("id"))
+
+
+def test_a_failed_first_write_leaves_no_table(spark, tmp_path):
+    path = str(tmp_path / "t")
+    df = _failing(spark).selectExpr("id", "cast(id % 2 as int) as day")
+    with pytest.raises(Exception, match="ZeroDivisionError"):
+        df.write.format(FORMAT).option("partitionKeys", "day").mode("append").save(path)
+    assert not tb.is_table(path)
+    assert not [f for _, _, files in os.walk(path) for f in files]      # no file left
+    # the retry, with other columns, creates the table it asks for
+    spark.range(5).selectExpr("id", "cast(id as string) as s").write.format(FORMAT) \
+        .mode("append").save(path)
+    assert sorted(spark.read.format(FORMAT).load(path).columns) == ["id", "s"]
+    assert spark.read.format(FORMAT).load(path).count() == 5
+    # a failed write to the existing table keeps it, rows and all
+    with pytest.raises(Exception, match="ZeroDivisionError"):
+        _failing(spark).selectExpr("id", "cast(id as string) as s").write \
+            .format(FORMAT).mode("append").save(path)
+    assert tb.is_table(path) and spark.read.format(FORMAT).load(path).count() == 5
