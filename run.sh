@@ -52,6 +52,13 @@ setup() {
         cp src/rowformat-accelerate.pth "$("$VENV/bin/python" -c "import site; print(site.getsitepackages()[0])")/"
         echo "$want" > "$stamp"
     fi
+    # tests/spark/test_cluster.py packs a venv with venv-pack; test_connect.py is a
+    # Spark Connect client, which needs gRPC (pyspark[connect]'s client packages)
+    if ! "$VENV/bin/python" -c "import venv_pack, grpc, grpc_status, google.rpc" 2>/dev/null; then
+        echo "run.sh: installing venv-pack and Spark Connect's client packages" >&2
+        "$VENV/bin/python" -m pip install -q venv-pack "grpcio>=1.76" "grpcio-status>=1.76" \
+            "googleapis-common-protos>=1.71"
+    fi
 }
 
 case "${1:-}" in

@@ -49,3 +49,9 @@ def spark(tmp_path_factory):
     # installed pyspark_rowformat module (test_registration checks it).
     yield session
     session.stop()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "cluster: starts Spark processes of its own (a standalone cluster, a Spark "
+        "Connect server) from pyspark's jars on 127.0.0.1; -m 'not cluster' leaves them out")
