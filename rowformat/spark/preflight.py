@@ -34,6 +34,7 @@ import sys
 import threading
 import uuid
 import warnings
+from typing import Any
 
 from ..errors import WorkerPythonError
 
@@ -83,7 +84,7 @@ def _load_shipped(module: str, qualname: str, payload: bytes):
     _import_rowformat()
     import importlib
     import pickle
-    cls = importlib.import_module(module)
+    cls: Any = importlib.import_module(module)
     for part in qualname.split("."):
         cls = getattr(cls, part)
     obj = cls.__new__(cls)

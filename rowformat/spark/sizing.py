@@ -10,8 +10,9 @@ of: the read option (``maxPartitionBytes``, ``openCostInBytes``,
 older names of the first and the last), the session's
 ``spark.sql.files.maxPartitionBytes`` / ``spark.sql.files.openCostInBytes``
 / default parallelism as :func:`rowformat.spark.register` captured them
-(on Spark Connect: ``spark.default.parallelism`` if set), and Spark's defaults (128 MiB, 4 MiB, the driver's CPU count, which is
-``local[*]``'s parallelism)."""
+(on Spark Connect: ``spark.default.parallelism`` if set), and Spark's
+defaults (128 MiB, 4 MiB, the driver's CPU count, which is ``local[*]``'s
+parallelism)."""
 from __future__ import annotations
 
 import os

@@ -21,7 +21,7 @@ import rowformat
 
 from . import _procs
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.source_tree]   # builds the checkout's wheel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
