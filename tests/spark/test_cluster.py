@@ -189,6 +189,16 @@ def cluster(tmp_path_factory):
     finally:
         c.stop()
         builder.join(1)
+        # ~2 GB: the executors' copies of the archive, the archive, the wheel's build
+        # (the logs stay, for a failure's post-mortem; pytest keeps three runs' tmp)
+        for name in os.listdir(tmp):
+            if name.startswith(("worker-", "wheel-build", "env")) and \
+                    os.path.isdir(os.path.join(tmp, name)):
+                for sub in os.listdir(os.path.join(tmp, name)):
+                    if sub.startswith("app-") or name.startswith(("wheel-build", "env")):
+                        shutil.rmtree(os.path.join(tmp, name, sub), ignore_errors=True)
+        if "archive" in built and os.path.exists(built["archive"]):
+            os.remove(built["archive"])
 
 
 def test_the_demo_pipeline_runs_on_two_workers_from_a_shipped_venv(cluster, tmp_path):
