@@ -227,9 +227,18 @@ def resolve(url: str, filesystem: Any = None, storage_options: dict | None = Non
         raise StorageError(f"{url}: no filesystem for {scheme}:// URLs: {e}") from None
 
 
+def join(path: str, *names: str) -> str:
+    """``names`` under the directory ``path``, a local path or a URL."""
+    return "/".join([path.rstrip("/"), *names]) if is_url(path) else os.path.join(path, *names)
+
+
 def list_names(url: str, storage_options: dict | None = None,
                filesystem: Any = None) -> list[str]:
-    """The names directly under the directory ``url`` (none if it is missing)."""
+    """The names directly under the directory ``url``, a URL or a local path
+    (none if it is missing)."""
+    if filesystem is None and (not is_url(url) or local_path_of(url) is not None):
+        local = local_path_of(url) or url
+        return os.listdir(local) if os.path.isdir(local) else []
     fs, path = resolve(url, filesystem, storage_options)
     try:
         if is_pyarrow_fs(fs):

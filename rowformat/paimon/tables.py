@@ -91,10 +91,7 @@ def catalog_options(path: str, storage_options: dict | None = None) -> dict:
 
 def _names(directory: str, storage_options: dict | None = None) -> list[str]:
     """The names in ``directory`` (none if it is missing): a local path, or a
-    URL listed through the storage layer."""
-    if not storage.is_url(directory) or storage.local_path_of(directory) is not None:
-        local = storage.local_path_of(directory) or directory
-        return os.listdir(local) if os.path.isdir(local) else []
+    URL listed with the table's store settings."""
     return storage.list_names(directory, storage.catalog_storage_options(
         catalog_options(directory, storage_options)))
 
@@ -108,25 +105,21 @@ def _numbered(directory: str, prefix: str, storage_options: dict | None = None) 
 
 def is_table(path: str, storage_options: dict | None = None) -> bool:
     """A Paimon table directory: it has ``schema/schema-<n>`` files."""
-    return bool(_numbered(_join(path, SCHEMA_DIR), "schema-", storage_options))
-
-
-def _join(path: str, *names: str) -> str:
-    return "/".join([path.rstrip("/"), *names]) if storage.is_url(path) else os.path.join(path, *names)
+    return bool(_numbered(storage.join(path, SCHEMA_DIR), "schema-", storage_options))
 
 
 def _schema_path(table_path: str, schema_id: int) -> str:
-    return _join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
+    return storage.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
 
 
 def _snapshot_path(table, pinned: bool = True) -> str:
     """The snapshot file a failed read of the table's snapshot was reading:
     the one it is pinned to (unless not ``pinned``), else the latest."""
-    directory = _join(str(table.table_path), "snapshot")
+    directory = storage.join(str(table.table_path), "snapshot")
     pin_id = (table.table_schema.options or {}).get("scan.snapshot-id") if pinned else None
     ids = [int(pin_id)] if pin_id is not None else \
         _numbered(directory, "snapshot-", storage_options_of(table))
-    return _join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
+    return storage.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
 
 
 def storage_options_of(table) -> dict:
@@ -156,7 +149,7 @@ def _from_path(path: str, storage_options: dict | None = None):
     from pypaimon.schema.schema_manager import SchemaManager
     opts = catalog_options(path, storage_options)
     file_io = FileIO.get(path, Options(opts))
-    ids = _numbered(_join(path, SCHEMA_DIR), "schema-", opts)
+    ids = _numbered(storage.join(path, SCHEMA_DIR), "schema-", opts)
     if not ids:
         raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
     where = _schema_path(path, max(ids))
@@ -516,7 +509,7 @@ def _data_file_path(table, split, f) -> str:
     p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
     if p:
         return local_path(str(p), table.file_io)
-    return _join(str(getattr(split, "bucket_path", None) or table.table_path), f.file_name)
+    return storage.join(str(getattr(split, "bucket_path", None) or table.table_path), f.file_name)
 
 
 def data_files(table) -> list[DataFile]:

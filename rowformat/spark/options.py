@@ -200,11 +200,6 @@ def normalize_path(p: str) -> str:
     return os.path.abspath(p)
 
 
-def join_path(directory: str, name: str) -> str:
-    return f"{directory.rstrip('/')}/{name}" if storage.is_url(directory) \
-        else os.path.join(directory, name)
-
-
 def check_store(path: str, settings: dict) -> None:
     """Raises DatasetError, on the driver, when nothing can reach ``path``'s
     store: a scheme with no pyarrow or fsspec driver (or one that cannot
@@ -237,8 +232,6 @@ def path_kind(path: str, settings: dict) -> str | None:
 
 def list_names(directory: str, settings: dict) -> list[str]:
     """The names in ``directory`` (a local path or a URL; none if missing)."""
-    if not storage.is_url(directory):
-        return os.listdir(directory) if os.path.isdir(directory) else []
     return storage.list_names(directory, file_options(directory, settings))
 
 
@@ -275,7 +268,7 @@ class Sources:
         for p in paths:
             kind = path_kind(p, settings)
             if kind == "dir":
-                found = sorted(join_path(p, n) for n in list_names(p, settings)
+                found = sorted(storage.join(p, n) for n in list_names(p, settings)
                                if n.endswith(DATA_SUFFIX) and not n.startswith("."))
                 if not found:
                     raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "
