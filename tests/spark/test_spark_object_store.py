@@ -15,6 +15,7 @@ from pyroaring import BitMap
 import rowformat
 from rowformat.spark import lookups as lk
 from rowformat.spark.datasource import RowDataSource, configured
+from tests.paimon._tables import write
 
 FORMAT = "paimon-row"
 N = 600
@@ -149,13 +150,7 @@ def test_a_table_written_by_stock_pypaimon_is_read_by_spark(spark, lake):
                      "user": [f"s{i}" for i in range(50)]})
     lake.catalog.create_table("db.stock", Schema.from_pyarrow_schema(
         data.schema, partition_keys=["day"], options={"file.format": "row"}), True)
-    t = lake.catalog.get_table("db.stock")
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+    write(lake.catalog.get_table("db.stock"), data)      # stock pypaimon
     df = spark.read.format(FORMAT).options(**lake.options).load(lake.table_url("stock"))
     assert spark_rows(df) == rows(data)
 
