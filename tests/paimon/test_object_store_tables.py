@@ -227,6 +227,7 @@ def test_accelerated_to_torch_reads_an_s3_table(s3wh):
     """pypaimon's map-style to_torch() dataset of a row-tracking table on S3:
     accelerated, its batches come from rowformat's readers of the files' URLs
     (each file opened once, each batch its touched blocks), equal to stock's."""
+    pytest.importorskip("torch")  # stock's dataset imports it; wheels' test runs have none
     from rowformat.paimon import _torch
     from pypaimon.read.table_read import TableRead
     if "pypaimon.read.table_read.TableRead.to_torch" not in rp.status().patched \
