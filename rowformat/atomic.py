@@ -183,9 +183,10 @@ class AtomicWriter:
             self.abort()
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Replaces the file at ``path`` with ``data``: readers see the old or the new bytes."""
-    out = open_output(path)
+def write_atomically(path: str, data: bytes, storage_options: dict | None = None) -> None:
+    """Replaces the file at ``path`` (a path or a URL) with ``data``: readers
+    see the old or the new bytes."""
+    out = open_output(path, storage_options=storage_options)
     try:
         out.file.write(data)
         out.commit()

@@ -236,8 +236,8 @@ def list_names(url: str, storage_options: dict | None = None,
                filesystem: Any = None) -> list[str]:
     """The names directly under the directory ``url``, a URL or a local path
     (none if it is missing)."""
-    if filesystem is None and (not is_url(url) or local_path_of(url) is not None):
-        local = local_path_of(url) or url
+    local = _local(url, filesystem)
+    if local is not None:
         return os.listdir(local) if os.path.isdir(local) else []
     fs, path = resolve(url, filesystem, storage_options)
     try:
@@ -250,6 +250,73 @@ def list_names(url: str, storage_options: dict | None = None,
     except OSError as e:
         raise storage_error(url, "listing", e) from None
 
+
+
+def _local(url: str, filesystem: Any) -> str | None:
+    """``url`` as a local path, if it is one (and no filesystem was given)."""
+    if filesystem is None and (not is_url(url) or local_path_of(url) is not None):
+        return local_path_of(url) or url
+    return None
+
+
+def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
+    """The whole of a small object (a metadata file): one GET."""
+    local = _local(url, None)
+    if local is not None:
+        with open(local, "rb") as f:
+            return f.read()
+    with open_file(url, storage_options=storage_options) as f:
+        try:
+            return f.read()
+        except OSError as e:
+            raise storage_error(url, "reading", e) from None
+
+
+def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int]]:
+    """(path, size) of every file under the directory ``url``, at any depth,
+    paths as ``url`` spells them (one listing per directory locally, one
+    paginated listing of the prefix on an object store)."""
+    local = _local(url, None)
+    if local is not None:
+        return [(os.path.join(d, n), os.lstat(os.path.join(d, n)).st_size)
+                for d, _, names in os.walk(local) for n in names]
+    fs, path = resolve(url, None, storage_options)
+    root = url.rstrip("/")
+    base = path.rstrip("/")
+    try:
+        if is_pyarrow_fs(fs):
+            import pyarrow.fs as pafs
+            infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+            found = [(i.path, i.size) for i in infos if i.type == pafs.FileType.File]
+        else:
+            found = [(p, d.get("size", 0)) for p, d in fs.find(base, detail=True).items()]
+    except OSError as e:
+        raise storage_error(url, "listing", e) from None
+    return [(root + p[len(base):], int(n or 0)) for p, n in found if p.startswith(base)]
+
+
+def delete(url: str, storage_options: dict | None = None) -> bool:
+    """Deletes the file ``url``; False if there was none."""
+    local = _local(url, None)
+    try:
+        if local is not None:
+            os.unlink(local)
+            return True
+        fs, path = resolve(url, None, storage_options)
+        if is_pyarrow_fs(fs):
+            fs.delete_file(path)
+        else:
+            fs.rm_file(path)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        if local is not None:
+            raise
+        err = storage_error(url, "deleting", e)
+        if isinstance(err, StorageNotFoundError):
+            return False
+        raise err from None
 
 # -- errors ---------------------------------------------------------------------------
 def storage_error(url: str, what: str, e: BaseException) -> StorageError:

@@ -54,6 +54,14 @@ class S3Bucket:
     def storage_options(self) -> dict:
         return self.server.storage_options()
 
+    def keys(self, prefix: str = "") -> set[str]:
+        """The keys of the bucket's objects under ``prefix`` (pyarrow's own listing)."""
+        import pyarrow.fs as pafs
+        fs = pafs.S3FileSystem(**self.storage_options())
+        infos = fs.get_file_info(pafs.FileSelector(f"{self.bucket}/{prefix}".rstrip("/"),
+                                                   recursive=True, allow_not_found=True))
+        return {i.path.split("/", 1)[1] for i in infos if i.type == pafs.FileType.File}
+
     def catalog_options(self) -> dict:
         return self.server.catalog_options()
 

@@ -12,7 +12,8 @@ users. Importing it does not import pypaimon.
 * plan and read: :func:`plan`, :func:`plan_splits`, :func:`group_splits`,
   :func:`read_batches`, :func:`data_files`, :class:`RowIdRouter` (``_ROW_ID``
   to file and row);
-* write: :func:`write_batches`, :func:`commit`, :func:`abort`.
+* write: :func:`write_batches`, :func:`commit`, :func:`abort`;
+* upkeep: :func:`expire_snapshots` (the files of old snapshots deleted).
 
 A table is a directory, local or a URL (``s3://bucket/wh/db.db/t``, ...: its
 store's settings as ``storage_options``, the Paimon catalog's ``s3.endpoint``,
@@ -43,6 +44,7 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMetadataError
 from ..types import RowType
 from . import _field_types
+from ._expire import Expired, expire
 from ._metadata import check_name, reading
 from ._writer import table_block_size
 
@@ -183,6 +185,22 @@ def open_table(path: str, snapshot_id: int | None = None, tag: str | None = None
             raise DatasetError(f"{path}: there is no tag {tag!r}")
         table = table.copy({"scan.tag-name": tag})
     return table
+
+
+def expire_snapshots(path: str, *, retain_last: int | None = None, older_than=None,
+                     storage_options: dict | None = None, dry_run: bool = False):
+    """Expires the oldest snapshots of the table at ``path`` and deletes the
+    files only they hold (Paimon's expiry; pypaimon has none): every
+    snapshot but the latest ``retain_last`` (default: the table's
+    ``snapshot.num-retained.min``, else 10) that was committed before
+    ``older_than`` (a ``datetime``, or a ``timedelta`` before now; None: any
+    time). Tags, branches and consumers keep what they use. Returns what
+    went (:class:`Expired`); with
+    ``dry_run``, what would go, nothing deleted. After it, time travel to an
+    expired snapshot fails. See ``rowformat.paimon._expire``."""
+    if not is_table(path, storage_options):
+        raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
+    return expire(path, retain_last, older_than, catalog_options(path, storage_options), dry_run)
 
 
 def snapshot_by_id(table, snapshot_id: int):

@@ -8,6 +8,7 @@
     rowformat.spark.lookup(hits, "_file", "_row", ["name"], schema="k INT, name STRING")
     df.select(rowformat.spark.from_fory("payload", "id BIGINT, name STRING").alias("row"))
     df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
+    rowformat.spark.expire_snapshots(spark, "/data/db.db/t", retain_last=1)  # old snapshots' files
 
 See docs/spark.md.
 
@@ -27,6 +28,7 @@ _LAZY = {
     "lookup": "lookups",
     "lookup_udf": "lookups",
     "lookup_row_ids": "lookups",
+    "expire_snapshots": "maintenance",
     "from_fory": "fory_columns",
     "to_fory": "fory_columns",
     "to_spark_schema": "spark_types",

@@ -33,3 +33,25 @@ def test_a_failed_first_write_leaves_no_table(spark, tmp_path):
         _failing(spark).selectExpr("id", "cast(id as string) as s").write \
             .format(FORMAT).mode("append").save(path)
     assert tb.is_table(path) and spark.read.format(FORMAT).load(path).count() == 5
+
+
+def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
+    """Four overwrites keep four snapshots' files; expire_snapshots leaves the
+    last one's, and the table reads the same."""
+    import rowformat.spark as rs
+    path = str(tmp_path / "ow")
+
+    def size():
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
+                   if f.startswith("data-"))
+
+    for k in range(4):
+        spark.range(k * 1000, (k + 1) * 1000, 1, 2).selectExpr("id", "cast(id % 3 as int) as p") \
+            .write.format(FORMAT).option("partitionKeys", "p").mode("overwrite").save(path)
+    before = size()
+    out = rs.expire_snapshots(spark, path, retain_last=1)
+    assert out.snapshots == [1, 2, 3] and out.earliest == 4
+    assert 0 < size() < before / 3.5
+    assert before - size() <= out.bytes         # the data files, then manifests and lists
+    got = sorted(r.id for r in spark.read.format(FORMAT).load(path).collect())
+    assert got == list(range(3000, 4000))

@@ -1,0 +1,256 @@
+"""Snapshot expiry: :func:`rowformat.paimon.tables.expire_snapshots`.
+
+Every commit (an overwrite most of all) leaves the files of the snapshots
+before it in place, so that they stay readable by time travel; Paimon's Java
+writers expire old snapshots after committing, pypaimon has no expiry. This
+is Paimon's expiry, run on demand:
+
+* which snapshots go: the oldest ones, a contiguous run from the earliest,
+  never the latest ``retain_last`` nor (with ``older_than``) one committed at
+  or after that time, nor one a consumer (``consumer/consumer-*``) still reads;
+* which files go: those the expired snapshots' manifests name (data files
+  and their extra files, changelog files) that no *anchor* still holds, and
+  their manifests, manifest lists, index manifests, index files and
+  statistics files that no anchor names. Anchors are the snapshots kept, every
+  tag, and every branch's snapshots and tags (a branch shares the table's data
+  files and manifests). A data file is live in an anchor when its manifests,
+  read in order, ADD it and do not DELETE it again (Paimon's identity of an
+  entry: bucket, level and name, so a compaction's level upgrade of the same
+  file keeps it);
+* order: everything is read before anything is deleted (a metadata file that
+  cannot be read stops the expiry with nothing deleted); then data files,
+  then metadata files, then the snapshot files oldest first, then the
+  ``EARLIEST`` hint. A run cut short leaves the oldest snapshots unreadable
+  (as Paimon's does) and is finished by running it again, which skips what
+  is already gone.
+
+Files a writer has written but not yet committed are in no manifest, so a
+commit running alongside loses nothing; a reader still reading an expired
+snapshot does (as with Paimon's own expiry).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .. import storage
+from ..atomic import write_atomically
+from ..errors import DatasetError, StorageNotFoundError
+from ._metadata import check_name, reading
+
+# the table's metadata directories; every other top-level directory holds data files
+_METADATA_DIRS = {"snapshot", "schema", "manifest", "tag", "branch", "consumer",
+                  "changelog", "index", "statistics"}
+_ADD, _DELETE = 0, 1
+DEFAULT_RETAIN_LAST = 10      # Paimon's snapshot.num-retained.min
+
+
+@dataclass(frozen=True)
+class Expired:
+    """What :func:`expire_snapshots` removed (or, with ``dry_run``, would remove)."""
+    snapshots: list[int]    # the ids expired, oldest first
+    earliest: int | None    # the earliest snapshot left (None: the table has none)
+    files: int              # data, manifest, index and statistics files deleted
+    bytes: int              # their size
+
+
+class _Table:
+    """The metadata files of one table, read through the storage layer."""
+
+    def __init__(self, root: str, storage_options: dict | None):
+        self.root = root.rstrip("/") if storage.is_url(root) else root
+        self.options = storage_options
+        self._avro: dict[str, list[Any]] = {}
+
+    def path(self, *names: str) -> str:
+        return storage.join(self.root, *names)
+
+    def numbered(self, directory: str, prefix: str) -> list[int]:
+        n = len(prefix)
+        return sorted(int(name[n:]) for name in storage.list_names(directory, self.options)
+                      if name.startswith(prefix) and name[n:].isdigit())
+
+    def json(self, path: str) -> dict:
+        with reading(path, "metadata file"):
+            doc = json.loads(storage.read_bytes(path, self.options))
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+            return doc
+
+    def snapshot(self, directory: str, snapshot_id: int) -> dict:
+        return self.json(storage.join(directory, f"snapshot-{snapshot_id}"))
+
+    def avro(self, name: str, what: str, missing_ok: bool) -> list[Any]:
+        """The records of ``manifest/<name>`` (none if it is missing and ``missing_ok``)."""
+        if name not in self._avro:
+            check_name(name, f"{self.root}: a snapshot", what)
+            path = self.path("manifest", name)
+            try:
+                raw = storage.read_bytes(path, self.options)
+            except (FileNotFoundError, StorageNotFoundError):
+                if not missing_ok:
+                    raise
+                return []
+            import fastavro
+            with reading(path, what):
+                self._avro[name] = list(fastavro.reader(io.BytesIO(raw)))
+        return self._avro[name]
+
+
+class _Refs:
+    """The files a set of snapshots (or tags) holds or names."""
+
+    def __init__(self) -> None:
+        self.data: set[str] = set()         # data, extra and changelog file names (or paths)
+        self.metadata: set[str] = set()     # manifest, manifest list, index manifest names
+        self.index: set[str] = set()        # index file names
+        self.statistics: set[str] = set()
+
+    def add(self, table: _Table, snap: dict, live_only: bool, missing_ok: bool) -> None:
+        """The files of ``snap``: with ``live_only``, the data files it holds,
+        else every data file its manifests name."""
+        manifests: list[str] = []
+        for field in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
+            name = snap.get(field)
+            if name:
+                self.metadata.add(name)
+                manifests += [m["_FILE_NAME"] for m in table.avro(name, "manifest list", missing_ok)]
+        self.metadata.update(manifests)
+        live: dict[tuple, list[Any]] = {}
+        for m in manifests:
+            for e in table.avro(m, "manifest", missing_ok):
+                key, names = _entry(e, table.root)
+                if not live_only:
+                    self.data.update(names)
+                elif e.get("_KIND") == _DELETE:
+                    live.pop(key, None)
+                else:
+                    live[key] = names
+        for names in live.values():
+            self.data.update(names)
+        index_manifest = snap.get("indexManifest")
+        if index_manifest:
+            self.metadata.add(index_manifest)
+            for e in table.avro(index_manifest, "index manifest", missing_ok):
+                check_name(e.get("_FILE_NAME"), f"{table.root}: an index manifest", "index file")
+                self.index.add(e["_FILE_NAME"])
+        if snap.get("statistics"):
+            self.statistics.add(snap["statistics"])
+
+
+def _entry(e: dict, where: str) -> tuple[tuple, list[Any]]:
+    """A manifest entry's identity and the files it names."""
+    f = e.get("_FILE") or {}
+    name = f.get("_FILE_NAME")
+    check_name(name, f"{where}: a manifest", "data file")
+    names = [f.get("_EXTERNAL_PATH") or name]
+    for extra in f.get("_EXTRA_FILES") or ():
+        check_name(extra, f"{where}: a manifest", "extra file")
+        names.append(extra)
+    return (e.get("_BUCKET"), f.get("_LEVEL"), name), names
+
+
+def _cutoff_millis(older_than: Any) -> int | None:
+    if older_than is None:
+        return None
+    if isinstance(older_than, dt.timedelta):
+        return int((time.time() - older_than.total_seconds()) * 1000)
+    if isinstance(older_than, dt.datetime):
+        if older_than.tzinfo is None:
+            older_than = older_than.astimezone()      # a naive time is local time
+        return int(older_than.timestamp() * 1000)
+    raise TypeError(f"older_than must be a datetime or a timedelta, not {type(older_than).__name__}")
+
+
+def _to_expire(table: _Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
+    """The oldest snapshots that may go: contiguous from the earliest."""
+    consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
+                 for n in storage.list_names(table.path("consumer"), table.options)
+                 if n.startswith("consumer-")]
+    protected = min([int(c) for c in consumers if isinstance(c, int)], default=None)
+    out = []
+    for sid in ids[:max(0, len(ids) - retain_last)]:
+        if protected is not None and sid >= protected:
+            break
+        if cutoff is not None and int(table.snapshot(table.path("snapshot"), sid)["timeMillis"]) >= cutoff:
+            break
+        out.append(sid)
+    return out
+
+
+def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
+    """The files the snapshots kept, the tags and the branches hold."""
+    refs = _Refs()
+    for sid in kept:
+        refs.add(table, table.snapshot(table.path("snapshot"), sid), True, False)
+    homes = [table.root] + [table.path("branch", b)
+                            for b in storage.list_names(table.path("branch"), table.options)
+                            if b.startswith("branch-")]
+    for home in homes:
+        tag_dir = storage.join(home, "tag")
+        for name in storage.list_names(tag_dir, table.options):
+            if name.startswith("tag-"):
+                refs.add(table, table.json(storage.join(tag_dir, name)), True, False)
+        if home != table.root:
+            snap_dir = storage.join(home, "snapshot")
+            for sid in table.numbered(snap_dir, "snapshot-"):
+                refs.add(table, table.snapshot(snap_dir, sid), True, False)
+    changelog_dir = table.path("changelog")     # long-lived changelogs (decoupled from snapshots)
+    for cid in table.numbered(changelog_dir, "changelog-"):
+        refs.add(table, table.json(storage.join(changelog_dir, f"changelog-{cid}")), False, False)
+    return refs
+
+
+def expire(root: str, retain_last: int | None, older_than: Any, storage_options: dict | None,
+           dry_run: bool) -> Expired:
+    table = _Table(root, storage_options)
+    if retain_last is None:
+        schema_dir = table.path("schema")
+        schema = table.json(storage.join(schema_dir, f"schema-{table.numbered(schema_dir, 'schema-')[-1]}"))
+        retain_last = int((schema.get("options") or {}).get("snapshot.num-retained.min",
+                                                             DEFAULT_RETAIN_LAST))
+    if isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 1:
+        raise DatasetError(f"{root}: retain_last must be an integer of at least 1 (the latest "
+                           f"snapshot always stays), not {retain_last!r}")
+    snap_dir = table.path("snapshot")
+    ids = table.numbered(snap_dir, "snapshot-")
+    doomed_ids = _to_expire(table, ids, retain_last, _cutoff_millis(older_than))
+    if not doomed_ids:
+        return Expired([], ids[0] if ids else None, 0, 0)
+    keep = _anchors(table, ids[len(doomed_ids):])
+    gone = _Refs()
+    for sid in doomed_ids:
+        try:
+            snap = table.snapshot(snap_dir, sid)
+        except (FileNotFoundError, StorageNotFoundError):
+            continue            # expired by a run cut short, or by another writer
+        gone.add(table, snap, False, True)
+    doomed = {"manifest": gone.metadata - keep.metadata, "index": gone.index - keep.index,
+              "statistics": gone.statistics - keep.statistics}
+    data = gone.data - keep.data
+    external = {f for f in data if storage.is_url(f) or f.startswith("/")}
+    found: dict[str, int] = {}      # path -> size of each file that goes
+    for top in storage.list_names(table.root, table.options):
+        names = doomed.get(top, data if top not in _METADATA_DIRS else ())
+        if names and not top.startswith("."):
+            found.update((p, n) for p, n in storage.walk(table.path(top), table.options)
+                         if p.rsplit("/", 1)[-1] in names)
+    for parent in {f.rpartition("/")[0] for f in external}:
+        found.update((p, n) for p, n in storage.walk(parent, table.options) if p in external)
+    earliest = ids[len(doomed_ids)]
+    if not dry_run:
+        _delete_all(table, list(found))
+        _delete_all(table, [storage.join(snap_dir, f"snapshot-{sid}") for sid in doomed_ids])
+        write_atomically(storage.join(snap_dir, "EARLIEST"), str(earliest).encode(), table.options)
+    return Expired(doomed_ids, earliest, len(found), sum(found.values()))
+
+
+def _delete_all(table: _Table, files: list[str]) -> None:
+    """Deletes ``files`` concurrently (one already gone is skipped)."""
+    pool = storage.io_pool()
+    for future in [pool.submit(storage.delete, f, table.options) for f in files]:
+        future.result()
