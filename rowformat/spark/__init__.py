@@ -74,11 +74,26 @@ def register(spark) -> None:
     registered here runs with the session's (``spark.sparkContext.pythonExec``,
     the archive's ``./environment/bin/python``, ...). Prints nothing unless
     something is wrong (Spark's notice that it replaced the automatically
-    found source is silenced)."""
+    found source is silenced).
+
+    Call it in every thread that reads or writes ``paimon-row``: Spark finds
+    a Python data source through the calling thread's active session only,
+    which a new thread lacks (``DATA_SOURCE_NOT_FOUND``; PySpark's
+    ``getOrCreate()`` does not set it). register() sets it for its thread;
+    after the first call it is quick (the worker check is made once)."""
     check_workers(spark)
     source = _import("datasource").configured(spark)
     with _quiet(spark, "org.apache.spark.sql.execution.datasources.DataSourceManager"):
         spark.dataSource.register(source)
+    _activate(spark)
+
+
+def _activate(spark) -> None:
+    """Makes ``spark`` the active session of the JVM thread that serves this
+    Python thread (classic sessions; a Connect server has its own)."""
+    from .preflight import is_connect
+    if not is_connect(spark):
+        spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 class _quiet:

@@ -143,6 +143,51 @@ def test_overwrites_and_upserts_on_s3(spark, lake):
     assert rows(lake.stock_read("pk")) == spark_rows(events(spark, 1000, 10))
 
 
+def test_two_concurrent_jobs_appending_lose_nothing(spark, lake):
+    """Two Spark jobs at a time (two driver threads, each job's commit in a
+    Python process of its own) append to one S3 table, round after round:
+    every job's rows are there exactly once, one snapshot per job, ids
+    contiguous (the snapshots are created with If-None-Match: *, a loser
+    retries with the next id)."""
+    import threading
+    url = lake.table_url("race")
+    events(spark, 0, 10).write.format(FORMAT).options(**lake.options).mode("append").save(url)
+    rounds, n, errors = 6, 40, []
+    barrier = threading.Barrier(2, timeout=120)
+    lake.server.clear_log()
+
+    def job(k):
+        try:
+            rowformat.spark.register(spark)     # the thread's active session (else not found)
+            for r in range(rounds):
+                barrier.wait()
+                events(spark, 1000 * (1 + 2 * r + k), n).write.format(FORMAT) \
+                    .options(**lake.options).mode("append").save(url)
+        except BaseException as e:      # the other thread's barrier must not wait forever
+            errors.append(str(e)[:4000])
+            barrier.abort()
+
+    threads = [threading.Thread(target=job, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert not errors, errors
+    got = [r[0] for r in rows(lake.stock_read("race"))]
+    assert len(got) == 10 + 2 * rounds * n and len(set(got)) == len(got)
+    assert set(got) == set(range(10)) | {1000 * j + i for j in range(1, 1 + 2 * rounds)
+                                         for i in range(n)}
+    snapshots = sorted(int(k.rsplit("-", 1)[1]) for k in lake.keys("wh/db.db/race/snapshot/")
+                       if "/snapshot-" in k)
+    assert snapshots == list(range(1, 2 + 2 * rounds))
+    # each snapshot object was created once and never replaced (a lost race is a 412)
+    puts = [r for r in lake.server.log() if r.method == "PUT" and r.bucket == lake.bucket
+            and "/race/snapshot/snapshot-" in r.key]
+    created = sorted(int(r.key.rsplit("-", 1)[1]) for r in puts if r.status == 200)
+    assert created == list(range(2, 2 + 2 * rounds))
+    assert all(r.status in (200, 412) for r in puts), [(r.key, r.status) for r in puts]
+
+
 def test_a_table_written_by_stock_pypaimon_is_read_by_spark(spark, lake):
     from pypaimon import Schema
     data = pa.table({"id": pa.array(range(50), pa.int64()),
