@@ -45,8 +45,11 @@ class Warehouse:
                       if os.path.basename(p).startswith("data-"))
 
 
-def write(table, data):
+def write(table, data, overwrite=False):
+    """One commit of ``data``: an append, or with ``overwrite`` the whole table replaced."""
     wb = table.new_batch_write_builder()
+    if overwrite:
+        wb = wb.overwrite()
     w, c = wb.new_write(), wb.new_commit()
     try:
         w.write_arrow(data)

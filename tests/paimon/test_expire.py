@@ -26,14 +26,7 @@ SCHEMA = _data(1).schema
 
 
 def overwrite(table, data):
-    wb = table.new_batch_write_builder().overwrite()
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
+    write(table, data, overwrite=True)
 
 
 def _files(root, top=None):

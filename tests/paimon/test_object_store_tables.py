@@ -98,12 +98,7 @@ def test_expire_snapshots_on_s3(s3wh):
     data = _data(3000)
     t = s3wh.create("exp", data.schema, partition_keys=["part"])
     for k in range(3):
-        wb = t.new_batch_write_builder().overwrite()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(data.slice(1000 * k, 1000))
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        write(t, data.slice(1000 * k, 1000), overwrite=True)
     url = s3wh.url("exp")
     keys = lambda: {k for k in s3wh.s3.keys("wh/db.db/exp/") if "/data-" in k}  # noqa: E731
     assert len(keys()) == 9

@@ -106,7 +106,8 @@ def unshipped(cfg, result):
 
 def bench(cfg, result):
     """paimon-row against Parquet on the same DataFrame: write, then a full
-    scan with an aggregate; medians of ``repeat``."""
+    scan with an aggregate; the formats interleaved in each round, the first
+    round a warm-up; every time kept, medians of ``repeat``."""
     import rowformat.spark
     spark = start(cfg)
     rowformat.spark.register(spark)
@@ -115,11 +116,11 @@ def bench(cfg, result):
         "id", "concat('user-', cast(id % 997 as string)) as user",
         "cast(id % 4 as string) as day", "cast(rand(7) * 1000 as double) as score",
         "array(id % 3, id % 5) as buckets", "timestamp_seconds(1700000000 + id) as ts")
-    times = {}
-    for name, fmt in (("paimon-row", "paimon-row"), ("parquet", "parquet")):
-        path = os.path.join(cfg["workdir"], "bench", name)
-        w, s = [], []
-        for i in range(cfg["repeat"] + 1):       # the first round warms up, not counted
+    formats = ("paimon-row", "parquet")
+    times: dict = {f: {"writes": [], "scans": []} for f in formats}
+    for i in range(cfg["repeat"] + 1):
+        for fmt in formats:
+            path = os.path.join(cfg["workdir"], "bench", fmt)
             t = time.perf_counter()
             df.write.format(fmt).mode("overwrite").save(path)
             wt = time.perf_counter() - t
@@ -128,10 +129,10 @@ def bench(cfg, result):
                                                          "max(user)").collect()
             st = time.perf_counter() - t
             if i:
-                w.append(wt)
-                s.append(st)
-        times[name] = {"write": statistics.median(w), "scan": statistics.median(s),
-                       "writes": w, "scans": s}
+                times[fmt]["writes"].append(wt)
+                times[fmt]["scans"].append(st)
+    for t in times.values():
+        t["write"], t["scan"] = statistics.median(t["writes"]), statistics.median(t["scans"])
     result["bench"] = times
     result["tasks"] = task_counts(spark, cfg["worker_uis"])
     spark.stop()
