@@ -239,3 +239,19 @@ def test_a_worker_python_the_executors_lack_fails_register_naming_it(cluster, tm
     assert text != "no error"
     assert "executors" in text and sys.executable in text, text
     assert "Install the rowformat wheel" in text and "spark.archives" in text, text
+
+
+def test_the_cluster_benchmark_runs(cluster, tmp_path):
+    """benchmarks/spark_cluster.py's job, tiny: every operation timed on both formats."""
+    from .cluster_job import SCANS
+    env = driver_env(PYSPARK_PYTHON="./environment/bin/python",
+                     PYSPARK_DRIVER_PYTHON=sys.executable)
+    conf = cluster.app_conf(**{"spark.archives": f"{cluster.archive}#environment"})
+    rc, out = cluster.run_job({"mode": "bench", "workdir": str(tmp_path), "conf": conf,
+                               "rows": 2_000, "repeat": 1}, env, "bench", timeout=300)
+    assert rc == 0, out[-8000:]
+    bench = _procs.result_line(out, "CLUSTER-RESULT")["bench"]
+    ops = ["write"] + [name for name, _ in SCANS]
+    assert set(bench) == {f"{fmt}|{op}" for fmt in ("paimon-row", "parquet") for op in ops} | \
+        {"paimon-row|3-column aggregate, .schema() projection"}
+    assert all(len(v["all"]) == 1 and v["median"] > 0 for v in bench.values())
