@@ -251,7 +251,6 @@ def list_names(url: str, storage_options: dict | None = None,
         raise storage_error(url, "listing", e) from None
 
 
-
 def _local(url: str, filesystem: Any) -> str | None:
     """``url`` as a local path, if it is one (and no filesystem was given)."""
     if filesystem is None and (not is_url(url) or local_path_of(url) is not None):
@@ -260,10 +259,12 @@ def _local(url: str, filesystem: Any) -> str | None:
 
 
 def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
-    """The whole of a small object (a metadata file): one GET."""
+    """The whole of a small object (a metadata file): one GET. A local path
+    must be a regular file (a named pipe would block: CorruptFileError)."""
     local = _local(url, None)
     if local is not None:
-        with open(local, "rb") as f:
+        from .source import open_regular
+        with os.fdopen(open_regular(local), "rb") as f:
             return f.read()
     with open_file(url, storage_options=storage_options) as f:
         try:
@@ -273,9 +274,9 @@ def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
 
 
 def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int]]:
-    """(path, size) of every file under the directory ``url``, at any depth,
-    paths as ``url`` spells them (one listing per directory locally, one
-    paginated listing of the prefix on an object store)."""
+    """(path, size) of every file under the directory ``url``, at any depth
+    (none if it is missing): local paths for a local directory, else URLs
+    under ``url`` (one paginated listing of the prefix on an object store)."""
     local = _local(url, None)
     if local is not None:
         return [(os.path.join(d, n), os.lstat(os.path.join(d, n)).st_size)
@@ -317,6 +318,7 @@ def delete(url: str, storage_options: dict | None = None) -> bool:
         if isinstance(err, StorageNotFoundError):
             return False
         raise err from None
+
 
 # -- errors ---------------------------------------------------------------------------
 def storage_error(url: str, what: str, e: BaseException) -> StorageError:

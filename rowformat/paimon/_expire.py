@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import numbers
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -176,10 +177,16 @@ def _to_expire(table: _Table, ids: list[int], retain_last: int, cutoff: int | No
     for sid in ids[:max(0, len(ids) - retain_last)]:
         if protected is not None and sid >= protected:
             break
-        if cutoff is not None and int(table.snapshot(table.path("snapshot"), sid)["timeMillis"]) >= cutoff:
+        if cutoff is not None and _time_millis(table, sid) >= cutoff:
             break
         out.append(sid)
     return out
+
+
+def _time_millis(table: _Table, sid: int) -> int:
+    path = table.path("snapshot", f"snapshot-{sid}")
+    with reading(path, "snapshot"):
+        return int(table.json(path)["timeMillis"])
 
 
 def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
@@ -208,14 +215,19 @@ def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
 def expire(root: str, retain_last: int | None, older_than: Any, storage_options: dict | None,
            dry_run: bool) -> Expired:
     table = _Table(root, storage_options)
-    if retain_last is None:
+    what, given = "retain_last", retain_last
+    if retain_last is None:         # the table's option, a string
         schema_dir = table.path("schema")
         schema = table.json(storage.join(schema_dir, f"schema-{table.numbered(schema_dir, 'schema-')[-1]}"))
-        retain_last = int((schema.get("options") or {}).get("snapshot.num-retained.min",
-                                                             DEFAULT_RETAIN_LAST))
-    if isinstance(retain_last, bool) or not isinstance(retain_last, int) or retain_last < 1:
-        raise DatasetError(f"{root}: retain_last must be an integer of at least 1 (the latest "
-                           f"snapshot always stays), not {retain_last!r}")
+        what = "the table's snapshot.num-retained.min"
+        given = (schema.get("options") or {}).get("snapshot.num-retained.min", str(DEFAULT_RETAIN_LAST))
+        retain_last = int(given) if str(given).isdigit() else 0
+    elif isinstance(retain_last, bool) or not isinstance(retain_last, numbers.Integral):
+        retain_last = 0
+    if retain_last < 1:
+        raise DatasetError(f"{root}: {what} must be an integer of at least 1 (the latest "
+                           f"snapshot always stays), not {given!r}")
+    retain_last = int(retain_last)
     snap_dir = table.path("snapshot")
     ids = table.numbered(snap_dir, "snapshot-")
     doomed_ids = _to_expire(table, ids, retain_last, _cutoff_millis(older_than))

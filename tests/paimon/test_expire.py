@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 import rowformat.paimon as rp
-from rowformat.errors import DatasetError, TableMetadataError
+from rowformat.errors import CorruptFileError, DatasetError, TableMetadataError
 from rowformat.paimon import tables
 
 from ._tables import read, sort, write
@@ -168,11 +168,30 @@ def test_a_damaged_manifest_stops_it_before_anything_is_deleted(overwritten):
     assert _files(path) == before
 
 
+def test_a_named_pipe_for_a_snapshot_is_refused_not_waited_on(overwritten):
+    _, path = overwritten
+    snap = os.path.join(path, "snapshot", "snapshot-2")
+    os.unlink(snap)
+    os.mkfifo(snap)
+    with pytest.raises(CorruptFileError, match="snapshot-2: is a named pipe"):
+        tables.expire_snapshots(path, retain_last=1)
+    assert len(_data_files(path)) == 12
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_retain_last_must_be_a_positive_integer(overwritten, bad):
     _, path = overwritten
     with pytest.raises(DatasetError, match="retain_last must be an integer of at least 1"):
         tables.expire_snapshots(path, retain_last=bad)
+
+
+def test_a_bad_table_minimum_is_named(wh):
+    t = wh.create("bad", SCHEMA, options={"snapshot.num-retained.min": "ten"})
+    write(t, _data(10))
+    with pytest.raises(DatasetError, match="snapshot.num-retained.min must be an integer .* 'ten'"):
+        tables.expire_snapshots(os.path.join(wh.root, "db.db", "bad"))
+    assert tables.expire_snapshots(os.path.join(wh.root, "db.db", "bad"),
+                                   retain_last=np.int64(1)).snapshots == []
 
 
 def test_not_a_table(tmp_path):
