@@ -58,6 +58,36 @@ def test_take_is_the_rows_asked_in_order(files):
     assert ds.__getitems__([7, 1]).column("id").to_pylist() == [7, 1]
 
 
+@pytest.mark.parametrize("budget_blocks", [1, 3, 8, 100])
+def test_takes_across_files_hold_at_most_the_budget(files, monkeypatch, budget_blocks):
+    """Files whose touched blocks declare more than TAKE_BUDGET together are
+    fetched in groups within it, a file over it alone in rounds; the rows
+    are the same, in the order asked."""
+    from rowformat.row import reader as reader_module
+    from rowformat.row import scatter
+    paths, ref = files
+    idx = np.random.default_rng(5).integers(0, 3801, 400)
+    want = ref.take(pa.array(idx)).to_pylist()
+    block = max(RowFileReader(p, SCHEMA).block_index.uncompressed_sizes.max()
+                for p in paths if os.path.getsize(p) > 100)
+    budget = budget_blocks * int(block)
+    monkeypatch.setattr(reader_module, "TAKE_BUDGET", budget)
+    fetched = []
+    real = scatter.touched_blocks
+
+    def recording(wanted):
+        fetched.append(sum(int(w.reader.block_index.uncompressed_sizes[w.blocks].sum())
+                           for w in wanted))
+        return real(wanted)
+
+    for module in (scatter, reader_module):        # groups of files; one file's rounds
+        monkeypatch.setattr(module, "touched_blocks", recording)
+    ds = RowDataset(paths, schema=SCHEMA, cache_bytes=0)
+    assert ds.take(idx).to_pylist() == want
+    assert max(fetched) <= budget
+    assert (len(fetched) > 1) == (budget < sum(fetched))
+
+
 def test_columns_and_numpy(files):
     paths, ref = files
     ds = RowDataset(paths, schema=SCHEMA, columns=["x", "id"])

@@ -93,16 +93,41 @@ def _run_all(jobs: list) -> None:
 def take_files(reader: Callable[[int], Any], file_of: np.ndarray, local: np.ndarray,
                positions) -> Optional[pa.Table]:
     """Row ``local[k]`` of file ``file_of[k]`` for each k, in that order
-    (None for no rows): every touched block of every file (``reader(f)``)
-    read and decompressed at once, on all threads (touched_blocks)."""
+    (None for no rows): the touched blocks of the files (``reader(f)``) read
+    and decompressed at once, on all threads (touched_blocks), in groups of
+    files whose blocks declare at most TAKE_BUDGET bytes together; a file
+    whose blocks alone declare more is taken in rounds within it, as
+    RowFileReader.take does. What a take holds at once is bounded by the
+    budget, not by what the files' indexes declare."""
+    from .reader import TAKE_BUDGET     # (reader.py imports this module)
     order = np.argsort(file_of, kind="stable")
-    wanted = [Scatter(reader(f), local[order[file_of[order] == f]])
-              for f in np.unique(file_of).tolist()]
-    parts = [w.decode(blocks, positions) for w, blocks in zip(wanted, touched_blocks(wanted))]
+    by_file = file_of[order]
+    parts: list = []
+    group: list = []
+    declared = 0
+    for f in np.unique(file_of).tolist():
+        rows = local[order[by_file == f]]
+        w = Scatter(reader(f), rows)
+        size = int(w.reader.block_index.uncompressed_sizes[w.blocks].sum())
+        if group and declared + size > TAKE_BUDGET:
+            parts += _decode_group(group, positions)
+            group, declared = [], 0
+        if size > TAKE_BUDGET:
+            parts.append(w.reader._take_scattered(rows, positions))
+        else:
+            group.append(w)
+            declared += size
+    parts += _decode_group(group, positions)
     if len(parts) < 2:
         return parts[0] if parts else None
     # the rows are grouped by file: put them back in the order asked
     return pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+
+
+def _decode_group(group: list, positions) -> list:
+    """The rows of each Scatter of ``group``, their blocks fetched together."""
+    return [w.decode(blocks, positions) for w, blocks in zip(group, touched_blocks(group))] \
+        if group else []
 
 
 def route_row_ids(first: np.ndarray, counts: np.ndarray, ids, where: str) -> tuple:
