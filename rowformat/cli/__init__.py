@@ -1,5 +1,5 @@
 """The ``rowformat`` command: inspect, verify, head, cat, take and convert
-Paimon ``.row`` files. See ``docs/cli.md``.
+Paimon ``.row`` files, and expire a Paimon table's snapshots. See ``docs/cli.md``.
 
 This module builds the argument parser and runs a command, turning what it
 raises into an exit code: 0 success; 1 a bad file (any :class:`RowFormatError`,
@@ -7,7 +7,8 @@ an unreadable file, a malformed input) or problems found by ``verify``; 2 a
 usage error (bad arguments, a bad ``--schema``, an unknown column, a row
 outside the file, pypaimon missing for a table); 3 an internal failure (a bug: run again with ``--debug``
 for the traceback). The commands live in :mod:`.inspect` (inspect, verify),
-:mod:`.rows` (head, cat, take) and :mod:`.convert`; ``--schema`` in
+:mod:`.rows` (head, cat, take), :mod:`.convert` and :mod:`.table_dirs` (the
+table commands, expire); ``--schema`` in
 :mod:`.schema_arg`, what they print in :mod:`.output`.
 """
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .inspection import cmd_inspect, cmd_verify
 from .output import printable
 from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
 from .schema_arg import add_schema_argument
+from .table_dirs import cmd_expire
 
 __all__ = ["main", "build_parser"]
 
@@ -96,6 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_schema_argument(p, " (required)")
     add_row_output_arguments(p, "table")
     p.set_defaults(func=cmd_take)
+
+    p = sub.add_parser("expire", parents=[after],
+                       help="expire a Paimon table's old snapshots and delete the files only they hold",
+                       description="Paimon's snapshot expiry (rowformat.paimon.tables."
+                                   "expire_snapshots): the oldest snapshots go, with the data and "
+                                   "metadata files no kept snapshot, tag or branch holds.")
+    p.add_argument("table", help="a Paimon table directory or URL")
+    p.add_argument("--retain-last", type=int, metavar="N",
+                   help="keep the latest N snapshots (default: the table's "
+                        "snapshot.num-retained.min, else 10)")
+    p.add_argument("--older-than", metavar="WHEN",
+                   help="expire only snapshots committed before WHEN: a duration before now "
+                        "(30m, 12h, 7d) or an ISO 8601 time (default: any time)")
+    p.add_argument("--dry-run", action="store_true", help="say what would go; delete nothing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_expire)
 
     p = sub.add_parser("convert", parents=[after], help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
                        description="Formats come from the extensions (.row, .parquet, .arrow/"

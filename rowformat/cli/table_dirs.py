@@ -242,3 +242,48 @@ def print_table_rows(args, out: IO[str], limit: int | None) -> int:
                 break
     printer.close(schema)
     return EXIT_OK
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def older_than_arg(text: str):
+    """``--older-than``: a duration before now (``90s``, ``30m``, ``12h``,
+    ``7d``) or an ISO 8601 time (``2026-11-01``, ``2026-11-01T12:00:00+00:00``;
+    without an offset, local time)."""
+    import datetime as dt
+    number, unit = text[:-1], text[-1:].lower()
+    if unit in _UNITS and number.isdigit():
+        return dt.timedelta(seconds=int(number) * _UNITS[unit])
+    try:
+        return dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--older-than {text}: expected a duration (90s, 30m, 12h, 7d) or "
+                         f"an ISO 8601 time (2026-11-01T12:00:00)") from None
+
+
+def cmd_expire(args, out: IO[str]) -> int:
+    from ..paimon.tables import expire_snapshots, is_table
+    if args.retain_last is not None and args.retain_last < 1:
+        raise UsageError(f"--retain-last {args.retain_last}: at least 1 (the latest snapshot "
+                         f"always stays)")
+    if not is_table(args.table, storage_options(args)):
+        raise UsageError(f"{args.table} is not a Paimon table directory (no schema/schema-<n> files)")
+    got = expire_snapshots(args.table, retain_last=args.retain_last,
+                           older_than=None if args.older_than is None
+                           else older_than_arg(args.older_than),
+                           storage_options=storage_options(args), dry_run=args.dry_run)
+    if args.json:
+        out.write(json_document({**dataclasses.asdict(got), "dry_run": args.dry_run}))
+        return EXIT_OK
+    verb = "would expire" if args.dry_run else "expired"
+    if not got.snapshots:
+        out.write(f"nothing to expire (earliest snapshot: {got.earliest})\n")
+        return EXIT_OK
+    first, last = got.snapshots[0], got.snapshots[-1]
+    ids = str(first) if first == last else f"{first}-{last}"
+    out.write(f"{verb} {len(got.snapshots)} snapshots ({ids}); earliest now {got.earliest}; "
+              f"{'would delete' if args.dry_run else 'deleted'} {got.files} files, "
+              f"{got.bytes} bytes\n")
+    return EXIT_OK
+

@@ -329,3 +329,30 @@ def test_inspect_json_is_json_whatever_the_schema_file_holds(capfd, append):
     assert (code, err) == (0, "")
     options = _strict_json(out)["options"]
     assert (options["nan"], options["inf"], options["list"]) == (None, None, [None, 1.5])
+
+
+def test_expire(capfd, append):
+    """rowformat expire: a dry run deletes nothing, then the oldest snapshot
+    goes; bad arguments are usage errors."""
+    wh, path = append
+    before = sorted(os.listdir(os.path.join(path, "snapshot")))
+    code, out, _ = run(capfd, "expire", path, "--retain-last", "1", "--dry-run")
+    assert code == 0 and out.startswith("would expire 1 snapshots (1); earliest now 2; "
+                                        "would delete ")
+    assert sorted(os.listdir(os.path.join(path, "snapshot"))) == before
+    code, out, _ = run(capfd, "expire", path, "--retain-last", "1", "--older-than", "1h")
+    assert (code, out) == (0, "nothing to expire (earliest snapshot: 1)\n")
+    code, out, _ = run(capfd, "expire", path, "--retain-last", "1", "--older-than",
+                       "2999-01-01T00:00:00+00:00", "--json")
+    assert code == 0
+    got = json.loads(out)
+    assert got["snapshots"] == [1] and got["earliest"] == 2 and got["dry_run"] is False
+    assert got["files"] >= 2       # snapshot 1's manifest lists (its data files stay: appended)
+    code, out, _ = run(capfd, "head", path, "-n", "400", "--format", "jsonl")
+    assert code == 0 and len(out.splitlines()) == 400
+    for argv, message in ((["--retain-last", "0"], "--retain-last 0: at least 1"),
+                          (["--older-than", "soon"], "--older-than soon: expected a duration")):
+        code, _, err = run(capfd, "expire", path, *argv)
+        assert code == 2 and message in err, err
+    code, _, err = run(capfd, "expire", wh.root, "--retain-last", "1")
+    assert code == 2 and "is not a Paimon table directory" in err
