@@ -259,13 +259,7 @@ def _local(url: str, filesystem: Any) -> str | None:
 
 
 def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
-    """The whole of a small object (a metadata file): one GET. A local path
-    must be a regular file (a named pipe would block: CorruptFileError)."""
-    local = _local(url, None)
-    if local is not None:
-        from .source import open_regular
-        with os.fdopen(open_regular(local), "rb") as f:
-            return f.read()
+    """The whole of a small object (a metadata file): one GET."""
     with open_file(url, storage_options=storage_options) as f:
         try:
             return f.read()

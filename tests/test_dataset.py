@@ -71,7 +71,7 @@ def test_takes_across_files_hold_at_most_the_budget(files, monkeypatch, budget_b
     block = max(RowFileReader(p, SCHEMA).block_index.uncompressed_sizes.max()
                 for p in paths if os.path.getsize(p) > 100)
     budget = budget_blocks * int(block)
-    monkeypatch.setattr(reader_module, "TAKE_BUDGET", budget)
+    monkeypatch.setattr(scatter, "TAKE_BUDGET", budget)
     fetched = []
     real = scatter.touched_blocks
 

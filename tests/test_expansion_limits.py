@@ -404,14 +404,14 @@ def test_a_take_of_blocks_declaring_more_than_memory_is_taken_in_rounds(tmp_path
 
 
 def test_takes_in_rounds_return_the_rows_asked(tmp_path, monkeypatch):
-    from rowformat.row import reader as reader_module
+    from rowformat.row import scatter as scatter_module
     path = tmp_path / "r.row"
     with RowFileWriter(path, "id BIGINT, s STRING", block_size=512) as w:
         w.write_rows([(i, f"s{i}") for i in range(5000)])
     rows = np.random.default_rng(3).integers(0, 5000, 300)
     with RowFileReader(path, "id BIGINT, s STRING", cache_bytes=0) as r:
         want = r.take(rows)
-        monkeypatch.setattr(reader_module, "TAKE_BUDGET", 4 * 512)     # rounds of ~4 blocks
+        monkeypatch.setattr(scatter_module, "TAKE_BUDGET", 4 * 512)     # rounds of ~4 blocks
         assert len(r._rounds(np.unique(r._block_of(rows)))) > 10
         assert r.take(rows).equals(want)
         assert r.take(rows).column("id").to_pylist() == rows.tolist()

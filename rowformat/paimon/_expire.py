@@ -34,6 +34,7 @@ import datetime as dt
 import io
 import json
 import numbers
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -41,6 +42,7 @@ from typing import Any, Iterable
 from .. import storage
 from ..atomic import write_atomically
 from ..errors import DatasetError, StorageNotFoundError
+from ..source import open_regular
 from ._metadata import check_name, reading
 
 # the table's metadata directories; every other top-level directory holds data files
@@ -75,9 +77,18 @@ class _Table:
         return sorted(int(name[n:]) for name in storage.list_names(directory, self.options)
                       if name.startswith(prefix) and name[n:].isdigit())
 
+    def read(self, path: str) -> bytes:
+        """A metadata file's bytes; a local one must be a regular file (a
+        named pipe would block: CorruptFileError)."""
+        local = storage.local_path_of(path) if storage.is_url(path) else path
+        if local is None:
+            return storage.read_bytes(path, self.options)
+        with os.fdopen(open_regular(local), "rb") as f:
+            return f.read()
+
     def json(self, path: str) -> dict:
         with reading(path, "metadata file"):
-            doc = json.loads(storage.read_bytes(path, self.options))
+            doc = json.loads(self.read(path))
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
             return doc
@@ -91,7 +102,7 @@ class _Table:
             check_name(name, f"{self.root}: a snapshot", what)
             path = self.path("manifest", name)
             try:
-                raw = storage.read_bytes(path, self.options)
+                raw = self.read(path)
             except (FileNotFoundError, StorageNotFoundError):
                 if not missing_ok:
                     raise

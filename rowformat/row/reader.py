@@ -29,6 +29,7 @@ from ..errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError,
                      RowIndexError, RowMemoryError)
 from .footer import Footer
 from ..storage import SCAN_AHEAD
+from . import scatter as _scatter
 from .scatter import Scatter, Wanted, touched_blocks
 from ..source import Source, as_rows, few_rows, row_number
 from ..types import RowType
@@ -57,9 +58,6 @@ UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 # take() of at most this many rows (a training batch): each touched block
 # decompressed once, on all threads, and the rows decoded in this thread
 SCATTERED_ROWS = 16384
-# ... in rounds whose blocks declare at most this many bytes together (a
-# training batch's 240 blocks of 64 KiB are 15 MiB: one round)
-TAKE_BUDGET = 256 << 20
 
 
 def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
@@ -690,11 +688,12 @@ class RowFileReader:
         together, else the indexes into them of consecutive rounds that
         each do (one block at least)."""
         sizes = self.block_index.uncompressed_sizes[blocks]
-        if int(sizes.sum()) <= TAKE_BUDGET:
+        budget = _scatter.TAKE_BUDGET
+        if int(sizes.sum()) <= budget:
             return None
         rounds, start, total = [], 0, 0
         for k, size in enumerate(sizes.tolist()):
-            if k > start and total + size > TAKE_BUDGET:
+            if k > start and total + size > budget:
                 rounds.append(np.arange(start, k))
                 start, total = k, 0
             total += size

@@ -20,6 +20,10 @@ from ..errors import RowDecodeError, RowIndexError, RowMemoryError
 
 # (readers are RowFileReaders: not imported, as reader.py imports this module)
 
+# A take holds at most this many declared block bytes at once, in rounds (a
+# training batch's 240 blocks of 64 KiB are 15 MiB: one round)
+TAKE_BUDGET = 256 << 20
+
 
 class Wanted:
     """Blocks of one reader to fetch, and the last row wanted in each."""
@@ -99,7 +103,6 @@ def take_files(reader: Callable[[int], Any], file_of: np.ndarray, local: np.ndar
     whose blocks alone declare more is taken in rounds within it, as
     RowFileReader.take does. What a take holds at once is bounded by the
     budget, not by what the files' indexes declare."""
-    from .reader import TAKE_BUDGET     # (reader.py imports this module)
     order = np.argsort(file_of, kind="stable")
     by_file = file_of[order]
     parts: list = []
