@@ -273,8 +273,14 @@ def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int]]
     under ``url`` (one paginated listing of the prefix on an object store)."""
     local = _local(url, None)
     if local is not None:
-        return [(os.path.join(d, n), os.lstat(os.path.join(d, n)).st_size)
-                for d, _, names in os.walk(local) for n in names]
+        out = []
+        for d, _, names in os.walk(local):
+            for n in names:
+                try:
+                    out.append((os.path.join(d, n), os.lstat(os.path.join(d, n)).st_size))
+                except FileNotFoundError:       # gone since it was listed (a rename)
+                    pass
+        return out
     fs, path = resolve(url, None, storage_options)
     root = url.rstrip("/")
     base = path.rstrip("/")

@@ -15,12 +15,13 @@ is Paimon's expiry, run on demand:
   tag, and every branch's snapshots and tags (a branch shares the table's data
   files and manifests). A data file is live in an anchor when its manifests,
   read in order, ADD it and do not DELETE it again (Paimon's identity of an
-  entry: bucket, level and name, so a compaction's level upgrade of the same
+  entry: partition, bucket, level, name and external path, so a compaction's level upgrade of the same
   file keeps it);
 * order: everything is read before anything is deleted (a metadata file that
-  cannot be read stops the expiry with nothing deleted); then data files,
-  then metadata files, then the snapshot files oldest first, then the
-  ``EARLIEST`` hint. A run cut short leaves the oldest snapshots unreadable
+  cannot be read stops the expiry with nothing deleted); then, each phase
+  done before the next, the files manifests name (data, index, statistics),
+  the manifests, the manifest lists and index manifests, the snapshot files
+  oldest first, and the ``EARLIEST`` hint. A run cut short leaves the oldest snapshots unreadable
   (as Paimon's does) and is finished by running it again, which skips what
   is already gone.
 
@@ -41,7 +42,7 @@ from typing import Any, Iterable
 
 from .. import storage
 from ..atomic import write_atomically
-from ..errors import DatasetError, StorageNotFoundError
+from ..errors import DatasetError, StorageNotFoundError, TableMetadataError
 from ..source import open_regular
 from ._metadata import check_name, reading
 
@@ -118,7 +119,8 @@ class _Refs:
 
     def __init__(self) -> None:
         self.data: set[str] = set()         # data, extra and changelog file names (or paths)
-        self.metadata: set[str] = set()     # manifest, manifest list, index manifest names
+        self.manifests: set[str] = set()    # manifest names
+        self.lists: set[str] = set()        # manifest list and index manifest names
         self.index: set[str] = set()        # index file names
         self.statistics: set[str] = set()
 
@@ -129,9 +131,9 @@ class _Refs:
         for field in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
             name = snap.get(field)
             if name:
-                self.metadata.add(name)
+                self.lists.add(name)
                 manifests += [m["_FILE_NAME"] for m in table.avro(name, "manifest list", missing_ok)]
-        self.metadata.update(manifests)
+        self.manifests.update(manifests)
         live: dict[tuple, list[Any]] = {}
         for m in manifests:
             for e in table.avro(m, "manifest", missing_ok):
@@ -146,7 +148,7 @@ class _Refs:
             self.data.update(names)
         index_manifest = snap.get("indexManifest")
         if index_manifest:
-            self.metadata.add(index_manifest)
+            self.lists.add(index_manifest)
             for e in table.avro(index_manifest, "index manifest", missing_ok):
                 check_name(e.get("_FILE_NAME"), f"{table.root}: an index manifest", "index file")
                 self.index.add(e["_FILE_NAME"])
@@ -159,11 +161,26 @@ def _entry(e: dict, where: str) -> tuple[tuple, list[Any]]:
     f = e.get("_FILE") or {}
     name = f.get("_FILE_NAME")
     check_name(name, f"{where}: a manifest", "data file")
-    names = [f.get("_EXTERNAL_PATH") or name]
+    external = _as_path(f.get("_EXTERNAL_PATH"))
+    names = [external or name]
     for extra in f.get("_EXTRA_FILES") or ():
         check_name(extra, f"{where}: a manifest", "extra file")
-        names.append(extra)
-    return (e.get("_BUCKET"), f.get("_LEVEL"), name), names
+        # an external data file's extra files are beside it
+        names.append(external.rpartition("/")[0] + "/" + extra if external else extra)
+    return (e.get("_PARTITION"), e.get("_BUCKET"), f.get("_LEVEL"), name, external), names
+
+
+def _as_path(p: Any) -> str | None:
+    """An external path as a URL, or a local path (pypaimon writes
+    ``file:/x``; ``file:///x`` too)."""
+    if not p:
+        return None
+    p = str(p)
+    if p.startswith("file:"):
+        p = p[len("file:"):]
+        while p.startswith("//"):
+            p = p[1:]
+    return p
 
 
 def _cutoff_millis(older_than: Any) -> int | None:
@@ -183,7 +200,10 @@ def _to_expire(table: _Table, ids: list[int], retain_last: int, cutoff: int | No
     consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
                  for n in storage.list_names(table.path("consumer"), table.options)
                  if n.startswith("consumer-")]
-    protected = min([int(c) for c in consumers if isinstance(c, int)], default=None)
+    if any(not isinstance(c, int) or isinstance(c, bool) for c in consumers):
+        raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
+                                 f"a snapshot id: {consumers!r}")
+    protected = min((int(c) for c in consumers if c is not None), default=None)
     out = []
     for sid in ids[:max(0, len(ids) - retain_last)]:
         if protected is not None and sid >= protected:
@@ -252,7 +272,8 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         except (FileNotFoundError, StorageNotFoundError):
             continue            # expired by a run cut short, or by another writer
         gone.add(table, snap, False, True)
-    doomed = {"manifest": gone.metadata - keep.metadata, "index": gone.index - keep.index,
+    manifests, lists = gone.manifests - keep.manifests, gone.lists - keep.lists
+    doomed = {"manifest": manifests | lists, "index": gone.index - keep.index,
               "statistics": gone.statistics - keep.statistics}
     data = gone.data - keep.data
     external = {f for f in data if storage.is_url(f) or f.startswith("/")}
@@ -266,8 +287,17 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         found.update((p, n) for p, n in storage.walk(parent, table.options) if p in external)
     earliest = ids[len(doomed_ids)]
     if not dry_run:
-        _delete_all(table, list(found))
-        _delete_all(table, [storage.join(snap_dir, f"snapshot-{sid}") for sid in doomed_ids])
+        # Paimon's order, each phase done before the next: what a manifest
+        # names, then manifests, then what names them, then the snapshots
+        # oldest first, so a run cut short leaves only files a re-run finds
+        manifest_dir = table.path("manifest")
+        in_manifest_dir = {p for p in found if p.startswith(manifest_dir)}
+        name_of = {p: p.rsplit("/", 1)[-1] for p in in_manifest_dir}
+        _delete_all(table, [p for p in found if p not in in_manifest_dir])
+        _delete_all(table, [p for p in in_manifest_dir if name_of[p] in manifests])
+        _delete_all(table, [p for p in in_manifest_dir if name_of[p] not in manifests])
+        for sid in doomed_ids:
+            storage.delete(storage.join(snap_dir, f"snapshot-{sid}"), table.options)
         write_atomically(storage.join(snap_dir, "EARLIEST"), str(earliest).encode(), table.options)
     return Expired(doomed_ids, earliest, len(found), sum(found.values()))
 

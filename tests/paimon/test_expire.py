@@ -143,6 +143,10 @@ def test_a_consumer_keeps_the_snapshots_it_reads(overwritten):
     with open(os.path.join(path, "consumer", "consumer-job"), "w") as f:
         json.dump({"nextSnapshot": 2}, f)
     assert tables.expire_snapshots(path, retain_last=1).snapshots == [1]
+    with open(os.path.join(path, "consumer", "consumer-job"), "w") as f:
+        json.dump({"nextSnapshot": "3"}, f)         # not an id: refused, not ignored
+    with pytest.raises(TableMetadataError, match="nextSnapshot is not a snapshot id"):
+        tables.expire_snapshots(path, retain_last=1)
 
 
 def test_primary_key_upserts(wh):
@@ -197,3 +201,30 @@ def test_a_bad_table_minimum_is_named(wh):
 def test_not_a_table(tmp_path):
     with pytest.raises(DatasetError, match="not a Paimon table"):
         tables.expire_snapshots(str(tmp_path), retain_last=1)
+
+
+def test_a_level_upgrade_keeps_the_file(wh):
+    """A compaction that moves files to level 5 without rewriting them (one
+    DELETE at level 0 and one ADD at level 5 of the same file): the files
+    stay, the table reads the same."""
+    import dataclasses
+    from pypaimon.write.commit_message import CommitMessage
+    t = wh.create("up", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    for k in range(3):
+        write(t, _data(30, start=100 * k))
+    splits = t.new_read_builder().new_scan().plan().splits()
+    messages = [CommitMessage(partition=tuple(s.partition.values), bucket=s.bucket,
+                              new_files=[dataclasses.replace(f, level=5) for f in s.files],
+                              deleted_files=list(s.files)) for s in splits]
+    c = t.new_batch_write_builder().new_commit()
+    c.commit(messages)
+    c.close()
+    write(t, _data(10, start=5))
+    path = os.path.join(wh.root, "db.db", "up")
+    want = sort(read(t), "id")
+    levels = {d.level for d in tables.data_files(tables.open_table(path))}
+    assert 5 in levels
+    before = _data_files(path)
+    out = tables.expire_snapshots(path, retain_last=1)
+    assert out.snapshots == [1, 2, 3, 4] and _data_files(path) == before == _live(path)
+    assert sort(read(t), "id").equals(want)
