@@ -18,6 +18,7 @@ table helpers (``rowformat.paimon.tables``, over pypaimon) work without it.
 """
 from __future__ import annotations
 
+import threading
 from importlib import import_module
 
 FORMAT_NAME = "paimon-row"
@@ -59,6 +60,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+_REGISTERING = threading.Lock()
+
+
 def register(spark) -> None:
     """Registers the ``paimon-row`` source with ``spark`` (a classic or a
     Spark Connect session), carrying the session's partition sizing settings
@@ -83,8 +87,8 @@ def register(spark) -> None:
     after the first call it is quick (the worker check is made once)."""
     check_workers(spark)
     source = _import("datasource").configured(spark)
-    with _quiet(spark, "org.apache.spark.sql.execution.datasources.DataSourceManager"):
-        spark.dataSource.register(source)
+    with _REGISTERING, _quiet(spark, "org.apache.spark.sql.execution.datasources.DataSourceManager"):
+        spark.dataSource.register(source)   # (locked: threads restore the log level in turn)
     _activate(spark)
 
 
