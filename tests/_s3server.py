@@ -141,8 +141,12 @@ class _LoggedApp:
         def record():
             nonlocal recorded
             recorded = True
+            # the payload: newer AWS SDKs (pyarrow 26's) send it aws-chunked,
+            # framed with chunk sizes and a checksum trailer, and declare its size
+            declared = (environ.get("HTTP_X_AMZ_DECODED_CONTENT_LENGTH")
+                        or environ.get("CONTENT_LENGTH") or "")
             try:
-                received = int(environ.get("CONTENT_LENGTH") or "")
+                received = int(declared)
             except ValueError:              # no Content-Length: chunked transfer
                 received = counting.count
             bucket, key = _bucket_key(environ)
