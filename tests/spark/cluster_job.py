@@ -112,6 +112,30 @@ SCANS = (("3-column aggregate", ("count(*)", "sum(id)", "sum(score)", "max(user)
 PROJECTION = "id BIGINT, user STRING, score DOUBLE"
 
 
+def _floor_source(spark, cfg):
+    """With ``cfg["floor"]`` (benchmarks/, for benchmarks/spark_cluster.py):
+    the Python-source floor of a scan, benchmarks/spark_tables.py's
+    ``arrow-files`` source yielding the paimon-row table's own batches, made
+    beforehand, with no decoding: what Spark itself costs any Python source on
+    this cluster. Returns ``floor(table, remake)``, which (re)writes the
+    batches from the table when ``remake`` and returns a DataFrame maker."""
+    if not cfg.get("floor"):
+        return None
+    sys.path.insert(0, cfg["floor"])
+    import spark_tables                 # the executors cannot import it: sent by value
+    from pyspark import cloudpickle
+    cloudpickle.register_pickle_by_value(spark_tables)
+    spark.dataSource.register(spark_tables.ArrowFilesSource)
+    out, files, schema = os.path.join(cfg["workdir"], "floor"), cfg.get("partitions", 4), []
+
+    def floor(table, remake):
+        if remake:
+            schema[:] = [spark_tables.write_arrow_files(table, out, files)]
+        return lambda: (spark.read.format("arrow-files").schema(schema[0])
+                        .option("files", files).option("path", out).load())
+    return floor
+
+
 def bench(cfg, result):
     """paimon-row against Parquet on the same DataFrame: a write, then the
     SCANS (and paimon-row's 3-column aggregate projected by .schema()); the
@@ -133,6 +157,7 @@ def bench(cfg, result):
         if counted:
             times.setdefault(key, []).append(time.perf_counter() - t)
 
+    floor = _floor_source(spark, cfg)
     for i in range(cfg["repeat"] + 1):
         for fmt in ("paimon-row", "parquet"):
             path = os.path.join(cfg["workdir"], "bench", fmt)
@@ -144,6 +169,10 @@ def bench(cfg, result):
                 timed(f"{fmt}|3-column aggregate, .schema() projection",
                       lambda: spark.read.format(fmt).schema(PROJECTION).load(path)
                       .selectExpr(*SCANS[0][1]).collect(), i)
+            if fmt == "paimon-row" and floor:
+                reader = floor(path, i == 0)
+                for name, exprs in SCANS:
+                    timed(f"floor|{name}", lambda: reader().selectExpr(*exprs).collect(), i)
     result["bench"] = {k: {"median": statistics.median(v), "all": v} for k, v in times.items()}
     result["tasks"] = task_counts(spark, cfg["worker_uis"])
     spark.stop()
