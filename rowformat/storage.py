@@ -267,19 +267,22 @@ def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
             raise storage_error(url, "reading", e) from None
 
 
-def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int]]:
-    """(path, size) of every file under the directory ``url``, at any depth
-    (none if it is missing): local paths for a local directory, else URLs
-    under ``url`` (one paginated listing of the prefix on an object store)."""
+def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int, float | None]]:
+    """(path, size, modification time in seconds since the epoch or None
+    where the store gives none) of every file under the directory ``url``,
+    at any depth (none if it is missing): local paths for a local directory,
+    else URLs under ``url`` (one paginated listing of the prefix on an
+    object store)."""
     local = _local(url, None)
     if local is not None:
-        out = []
+        out: list[tuple[str, int, float | None]] = []
         for d, _, names in os.walk(local):
             for n in names:
                 try:
-                    out.append((os.path.join(d, n), os.lstat(os.path.join(d, n)).st_size))
+                    st = os.lstat(os.path.join(d, n))
                 except FileNotFoundError:       # gone since it was listed (a rename)
-                    pass
+                    continue
+                out.append((os.path.join(d, n), st.st_size, st.st_mtime))
         return out
     fs, path = resolve(url, None, storage_options)
     root = url.rstrip("/")
@@ -288,12 +291,21 @@ def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int]]
         if is_pyarrow_fs(fs):
             import pyarrow.fs as pafs
             infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
-            found = [(i.path, i.size) for i in infos if i.type == pafs.FileType.File]
+            found = [(i.path, i.size, i.mtime) for i in infos if i.type == pafs.FileType.File]
         else:
-            found = [(p, d.get("size", 0)) for p, d in fs.find(base, detail=True).items()]
+            found = [(p, d.get("size", 0), d.get("mtime", d.get("LastModified")))
+                     for p, d in fs.find(base, detail=True).items()]
     except OSError as e:
         raise storage_error(url, "listing", e) from None
-    return [(root + p[len(base):], int(n or 0)) for p, n in found if p.startswith(base)]
+    return [(root + p[len(base):], int(n or 0), _seconds(t)) for p, n, t in found
+            if p.startswith(base)]
+
+
+def _seconds(t: Any) -> float | None:
+    """A listing's modification time (a datetime or seconds) in seconds."""
+    if hasattr(t, "timestamp"):
+        return t.timestamp()
+    return float(t) if isinstance(t, (int, float)) else None
 
 
 def delete(url: str, storage_options: dict | None = None) -> bool:

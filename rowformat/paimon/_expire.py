@@ -47,7 +47,7 @@ from ..source import open_regular
 from ._metadata import check_name, reading
 
 # the table's metadata directories; every other top-level directory holds data files
-_METADATA_DIRS = {"snapshot", "schema", "manifest", "tag", "branch", "consumer",
+METADATA_DIRS = {"snapshot", "schema", "manifest", "tag", "branch", "consumer",
                   "changelog", "index", "statistics"}
 _ADD, _DELETE = 0, 1
 DEFAULT_RETAIN_LAST = 10      # Paimon's snapshot.num-retained.min
@@ -62,7 +62,7 @@ class Expired:
     bytes: int              # their size
 
 
-class _Table:
+class Table:
     """The metadata files of one table, read through the storage layer."""
 
     def __init__(self, root: str, storage_options: dict | None):
@@ -124,7 +124,7 @@ class _Refs:
         self.index: set[str] = set()        # index file names
         self.statistics: set[str] = set()
 
-    def add(self, table: _Table, snap: dict, live_only: bool, missing_ok: bool) -> None:
+    def add(self, table: Table, snap: dict, live_only: bool, missing_ok: bool) -> None:
         """The files of ``snap``: with ``live_only``, the data files it holds,
         else every data file its manifests name."""
         manifests: list[str] = []
@@ -183,7 +183,7 @@ def _as_path(p: Any) -> str | None:
     return p
 
 
-def _cutoff_millis(older_than: Any) -> int | None:
+def cutoff_millis(older_than: Any) -> int | None:
     if older_than is None:
         return None
     if isinstance(older_than, dt.timedelta):
@@ -195,7 +195,7 @@ def _cutoff_millis(older_than: Any) -> int | None:
     raise TypeError(f"older_than must be a datetime or a timedelta, not {type(older_than).__name__}")
 
 
-def _to_expire(table: _Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
+def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
     """The oldest snapshots that may go: contiguous from the earliest."""
     consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
                  for n in storage.list_names(table.path("consumer"), table.options)
@@ -214,17 +214,18 @@ def _to_expire(table: _Table, ids: list[int], retain_last: int, cutoff: int | No
     return out
 
 
-def _time_millis(table: _Table, sid: int) -> int:
+def _time_millis(table: Table, sid: int) -> int:
     path = table.path("snapshot", f"snapshot-{sid}")
     with reading(path, "snapshot"):
         return int(table.json(path)["timeMillis"])
 
 
-def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
-    """The files the snapshots kept, the tags and the branches hold."""
+def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> _Refs:
+    """The files the snapshots kept, the tags and the branches hold (with
+    ``live_only``; else every file their manifests name)."""
     refs = _Refs()
     for sid in kept:
-        refs.add(table, table.snapshot(table.path("snapshot"), sid), True, False)
+        refs.add(table, table.snapshot(table.path("snapshot"), sid), live_only, False)
     homes = [table.root] + [table.path("branch", b)
                             for b in storage.list_names(table.path("branch"), table.options)
                             if b.startswith("branch-")]
@@ -232,11 +233,11 @@ def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
         tag_dir = storage.join(home, "tag")
         for name in storage.list_names(tag_dir, table.options):
             if name.startswith("tag-"):
-                refs.add(table, table.json(storage.join(tag_dir, name)), True, False)
+                refs.add(table, table.json(storage.join(tag_dir, name)), live_only, False)
         if home != table.root:
             snap_dir = storage.join(home, "snapshot")
             for sid in table.numbered(snap_dir, "snapshot-"):
-                refs.add(table, table.snapshot(snap_dir, sid), True, False)
+                refs.add(table, table.snapshot(snap_dir, sid), live_only, False)
     changelog_dir = table.path("changelog")     # long-lived changelogs (decoupled from snapshots)
     for cid in table.numbered(changelog_dir, "changelog-"):
         refs.add(table, table.json(storage.join(changelog_dir, f"changelog-{cid}")), False, False)
@@ -245,7 +246,7 @@ def _anchors(table: _Table, kept: Iterable[int]) -> _Refs:
 
 def expire(root: str, retain_last: int | None, older_than: Any, storage_options: dict | None,
            dry_run: bool) -> Expired:
-    table = _Table(root, storage_options)
+    table = Table(root, storage_options)
     what, given = "retain_last", retain_last
     if retain_last is None:         # the table's option, a string
         schema_dir = table.path("schema")
@@ -261,10 +262,10 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     retain_last = int(retain_last)
     snap_dir = table.path("snapshot")
     ids = table.numbered(snap_dir, "snapshot-")
-    doomed_ids = _to_expire(table, ids, retain_last, _cutoff_millis(older_than))
+    doomed_ids = _to_expire(table, ids, retain_last, cutoff_millis(older_than))
     if not doomed_ids:
         return Expired([], ids[0] if ids else None, 0, 0)
-    keep = _anchors(table, ids[len(doomed_ids):])
+    keep = anchors(table, ids[len(doomed_ids):])
     gone = _Refs()
     for sid in doomed_ids:
         try:
@@ -279,12 +280,12 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     external = {f for f in data if storage.is_url(f) or f.startswith("/")}
     found: dict[str, int] = {}      # path -> size of each file that goes
     for top in storage.list_names(table.root, table.options):
-        names = doomed.get(top, data if top not in _METADATA_DIRS else ())
+        names = doomed.get(top, data if top not in METADATA_DIRS else ())
         if names and not top.startswith("."):
-            found.update((p, n) for p, n in storage.walk(table.path(top), table.options)
+            found.update((p, n) for p, n, _ in storage.walk(table.path(top), table.options)
                          if p.rsplit("/", 1)[-1] in names)
     for parent in {f.rpartition("/")[0] for f in external}:
-        found.update((p, n) for p, n in storage.walk(parent, table.options) if p in external)
+        found.update((p, n) for p, n, _ in storage.walk(parent, table.options) if p in external)
     earliest = ids[len(doomed_ids)]
     if not dry_run:
         # Paimon's order, each phase done before the next: what a manifest
@@ -293,16 +294,16 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         manifest_dir = table.path("manifest")
         in_manifest_dir = {p for p in found if p.startswith(manifest_dir)}
         name_of = {p: p.rsplit("/", 1)[-1] for p in in_manifest_dir}
-        _delete_all(table, [p for p in found if p not in in_manifest_dir])
-        _delete_all(table, [p for p in in_manifest_dir if name_of[p] in manifests])
-        _delete_all(table, [p for p in in_manifest_dir if name_of[p] not in manifests])
+        delete_all(table, [p for p in found if p not in in_manifest_dir])
+        delete_all(table, [p for p in in_manifest_dir if name_of[p] in manifests])
+        delete_all(table, [p for p in in_manifest_dir if name_of[p] not in manifests])
         for sid in doomed_ids:
             storage.delete(storage.join(snap_dir, f"snapshot-{sid}"), table.options)
         write_atomically(storage.join(snap_dir, "EARLIEST"), str(earliest).encode(), table.options)
     return Expired(doomed_ids, earliest, len(found), sum(found.values()))
 
 
-def _delete_all(table: _Table, files: list[str]) -> None:
+def delete_all(table: Table, files: list[str]) -> None:
     """Deletes ``files`` concurrently (one already gone is skipped)."""
     pool = storage.io_pool()
     for future in [pool.submit(storage.delete, f, table.options) for f in files]:

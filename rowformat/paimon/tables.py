@@ -13,7 +13,8 @@ users. Importing it does not import pypaimon.
   :func:`read_batches`, :func:`data_files`, :class:`RowIdRouter` (``_ROW_ID``
   to file and row);
 * write: :func:`write_batches`, :func:`commit`, :func:`abort`;
-* upkeep: :func:`expire_snapshots` (the files of old snapshots deleted).
+* upkeep: :func:`expire_snapshots` (the files of old snapshots deleted) and
+  :func:`remove_orphan_files` (the files failed writes left).
 
 A table is a directory, local or a URL (``s3://bucket/wh/db.db/t``, ...: its
 store's settings as ``storage_options``, the Paimon catalog's ``s3.endpoint``,
@@ -31,6 +32,7 @@ accelerated is used stock, with one ``AccelerationWarning`` per process.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import pickle
 from dataclasses import dataclass
@@ -46,6 +48,7 @@ from ..types import RowType
 from . import _field_types
 from ._expire import Expired, expire
 from ._metadata import check_name, reading
+from ._orphans import Orphans, remove_orphans
 from ._writer import table_block_size
 
 SCHEMA_DIR = "schema"
@@ -201,6 +204,21 @@ def expire_snapshots(path: str, *, retain_last: int | None = None, older_than=No
     if not is_table(path, storage_options):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     return expire(path, retain_last, older_than, catalog_options(path, storage_options), dry_run)
+
+
+def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
+                        storage_options: dict | None = None, dry_run: bool = False) -> Orphans:
+    """Deletes the files in the table at ``path`` that no snapshot, tag,
+    branch or changelog names and that were last modified before
+    ``older_than`` (a ``datetime``, or a ``timedelta`` before now; default a
+    day, as Paimon's): what failed or killed writes leave behind. A younger
+    file may belong to a write not yet committed: use a short ``older_than``
+    only when no writer is running. Returns what went (:class:`Orphans`);
+    with ``dry_run``, what would go, nothing deleted. See
+    ``rowformat.paimon._orphans``."""
+    if not is_table(path, storage_options):
+        raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
+    return remove_orphans(path, older_than, catalog_options(path, storage_options), dry_run)
 
 
 def snapshot_by_id(table, snapshot_id: int):

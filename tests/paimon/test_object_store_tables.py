@@ -111,6 +111,32 @@ def test_expire_snapshots_on_s3(s3wh):
     assert tables.expire_snapshots(url, retain_last=1, storage_options=s3wh.options).snapshots == []
 
 
+def test_remove_orphan_files_on_s3(s3wh):
+    """A stray data file and manifest in an S3 table go (the store's own
+    modification times against the cutoff); every object the table uses stays."""
+    import datetime as dt
+
+    import pyarrow.fs as pafs
+    data = _data(2000)
+    t = s3wh.create("orph", data.schema, partition_keys=["part"])
+    write(t, data.slice(0, 1000))
+    write(t, data.slice(1000), overwrite=True)
+    url = s3wh.url("orph")
+    used = s3wh.s3.keys("wh/db.db/orph/")
+    fs = pafs.S3FileSystem(**s3wh.s3.storage_options())
+    stray = ["wh/db.db/orph/part=1/bucket-0/data-lost.row", "wh/db.db/orph/manifest/manifest-lost"]
+    for key in stray:
+        with fs.open_output_stream(f"{s3wh.s3.bucket}/{key}") as f:
+            f.write(b"x" * 100)
+    opts = s3wh.options
+    assert tables.remove_orphan_files(url, storage_options=opts).files == []   # young
+    soon = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+    out = tables.remove_orphan_files(url, older_than=soon, storage_options=opts)
+    assert out == tables.Orphans(sorted(f"s3://{s3wh.s3.bucket}/{k}" for k in stray), 200)
+    assert s3wh.s3.keys("wh/db.db/orph/") == used
+    assert sort(read(t)).select(["id", "part", "name", "v"]).equals(sort(data.slice(1000)))
+
+
 def test_row_tracking_table_by_row_id_and_row_ranges(s3wh):
     data = _data(20_000)
     t = s3wh.create("rt", data.schema, options={"row-tracking.enabled": "true"})
