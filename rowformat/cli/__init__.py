@@ -1,5 +1,6 @@
 """The ``rowformat`` command: inspect, verify, head, cat, take and convert
-Paimon ``.row`` files, and expire a Paimon table's snapshots. See ``docs/cli.md``.
+Paimon ``.row`` files, and expire a Paimon table's snapshots or remove its orphan
+files. See ``docs/cli.md``.
 
 This module builds the argument parser and runs a command, turning what it
 raises into an exit code: 0 success; 1 a bad file (any :class:`RowFormatError`,
@@ -8,7 +9,7 @@ usage error (bad arguments, a bad ``--schema``, an unknown column, a row
 outside the file, pypaimon missing for a table); 3 an internal failure (a bug: run again with ``--debug``
 for the traceback). The commands live in :mod:`.inspect` (inspect, verify),
 :mod:`.rows` (head, cat, take), :mod:`.convert` and :mod:`.table_dirs` (the
-table commands, expire); ``--schema`` in
+table commands, expire, remove-orphans); ``--schema`` in
 :mod:`.schema_arg`, what they print in :mod:`.output`.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .inspection import cmd_inspect, cmd_verify
 from .output import printable
 from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
 from .schema_arg import add_schema_argument
-from .table_dirs import cmd_expire
+from .table_dirs import cmd_expire, cmd_remove_orphans
 
 __all__ = ["main", "build_parser"]
 
@@ -114,6 +115,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="say what would go; delete nothing")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_expire)
+
+    p = sub.add_parser("remove-orphans", parents=[after],
+                       help="delete the files in a Paimon table that no snapshot names "
+                            "(left by failed writes)",
+                       description="Paimon's orphan-file clean (rowformat.paimon.tables."
+                                   "remove_orphan_files): data and metadata files that no "
+                                   "snapshot, tag, branch or changelog names, last modified "
+                                   "before --older-than.")
+    p.add_argument("table", help="a Paimon table directory or URL")
+    p.add_argument("--older-than", metavar="WHEN", default="1d",
+                   help="delete only files last modified before WHEN: a duration before now "
+                        "(30m, 12h, 7d) or an ISO 8601 time (default: 1d; a younger file may "
+                        "belong to a write that has not committed yet)")
+    p.add_argument("--dry-run", action="store_true", help="list what would go; delete nothing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_remove_orphans)
 
     p = sub.add_parser("convert", parents=[after], help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
                        description="Formats come from the extensions (.row, .parquet, .arrow/"

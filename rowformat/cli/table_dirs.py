@@ -262,13 +262,18 @@ def older_than_arg(text: str):
                          f"an ISO 8601 time (2026-11-01T12:00:00)") from None
 
 
+def _check_table(args) -> None:
+    from ..paimon.tables import is_table
+    if not is_table(args.table, storage_options(args)):
+        raise UsageError(f"{args.table} is not a Paimon table directory (no schema/schema-<n> files)")
+
+
 def cmd_expire(args, out: IO[str]) -> int:
-    from ..paimon.tables import expire_snapshots, is_table
+    from ..paimon.tables import expire_snapshots
     if args.retain_last is not None and args.retain_last < 1:
         raise UsageError(f"--retain-last {args.retain_last}: at least 1 (the latest snapshot "
                          f"always stays)")
-    if not is_table(args.table, storage_options(args)):
-        raise UsageError(f"{args.table} is not a Paimon table directory (no schema/schema-<n> files)")
+    _check_table(args)
     got = expire_snapshots(args.table, retain_last=args.retain_last,
                            older_than=None if args.older_than is None
                            else older_than_arg(args.older_than),
@@ -287,3 +292,19 @@ def cmd_expire(args, out: IO[str]) -> int:
               f"{got.bytes} bytes\n")
     return EXIT_OK
 
+
+
+def cmd_remove_orphans(args, out: IO[str]) -> int:
+    from ..paimon.tables import remove_orphan_files
+    older_than = older_than_arg(args.older_than)
+    _check_table(args)
+    got = remove_orphan_files(args.table, older_than=older_than,
+                              storage_options=storage_options(args), dry_run=args.dry_run)
+    if args.json:
+        out.write(json_document({**dataclasses.asdict(got), "dry_run": args.dry_run}))
+        return EXIT_OK
+    for path in got.files:
+        out.write(path + "\n")
+    out.write(f"{'would delete' if args.dry_run else 'deleted'} {len(got.files)} orphan files, "
+              f"{got.bytes} bytes\n")
+    return EXIT_OK

@@ -9,6 +9,7 @@
     df.select(rowformat.spark.from_fory("payload", "id BIGINT, name STRING").alias("row"))
     df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
     rowformat.spark.expire_snapshots(spark, "/data/db.db/t", retain_last=1)  # old snapshots' files
+    rowformat.spark.remove_orphan_files(spark, "/data/db.db/t")   # files failed writes left
 
 See docs/spark.md.
 
@@ -30,6 +31,7 @@ _LAZY = {
     "lookup_udf": "lookups",
     "lookup_row_ids": "lookups",
     "expire_snapshots": "maintenance",
+    "remove_orphan_files": "maintenance",
     "from_fory": "fory_columns",
     "to_fory": "fory_columns",
     "to_spark_schema": "spark_types",

@@ -37,7 +37,8 @@ def test_a_failed_first_write_leaves_no_table(spark, tmp_path):
 
 def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
     """Four overwrites keep four snapshots' files; expire_snapshots leaves the
-    last one's, and the table reads the same."""
+    last one's, and the table reads the same; remove_orphan_files deletes a
+    file nothing names."""
     import rowformat.spark as rs
     path = str(tmp_path / "ow")
 
@@ -55,3 +56,12 @@ def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
     assert before - size() <= out.bytes         # the data files, then manifests and lists
     got = sorted(r.id for r in spark.read.format(FORMAT).load(path).collect())
     assert got == list(range(3000, 4000))
+    # what a killed job left (a data file nothing names) goes; the table stays
+    import datetime as dt
+    stray = os.path.join(path, "p=0", "bucket-0", "data-killed-task.row")
+    with open(stray, "wb") as f:
+        f.write(b"x" * 50)
+    soon = dt.datetime.now() + dt.timedelta(days=1)
+    assert rs.remove_orphan_files(spark, path).files == []           # young: kept
+    assert rs.remove_orphan_files(spark, path, older_than=soon) == tb.Orphans([stray], 50)
+    assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == got
