@@ -12,8 +12,10 @@ is Paimon's expiry, run on demand:
   and their extra files, changelog files) that no *anchor* still holds, and
   their manifests, manifest lists, index manifests, index files and
   statistics files that no anchor names. Anchors are the snapshots kept, every
-  tag, and every branch's snapshots and tags (a branch shares the table's data
-  files and manifests). A data file is live in an anchor when its manifests,
+  tag, every branch's snapshots and tags (a branch shares the table's data
+  files and manifests) and the long-lived changelogs, the table's and each
+  branch's. Index files are in ``index/`` or, with
+  ``index-file-in-data-file-dir``, beside the data files. A data file is live in an anchor when its manifests,
   read in order, ADD it and do not DELETE it again (Paimon's identity of an
   entry: partition, bucket, level, name and external path, so a compaction's level upgrade of the same
   file keeps it);
@@ -114,7 +116,7 @@ class Table:
         return self._avro[name]
 
 
-class _Refs:
+class Refs:
     """The files a set of snapshots (or tags) holds or names."""
 
     def __init__(self) -> None:
@@ -132,7 +134,9 @@ class _Refs:
             name = snap.get(field)
             if name:
                 self.lists.add(name)
-                manifests += [m["_FILE_NAME"] for m in table.avro(name, "manifest list", missing_ok)]
+                for m in table.avro(name, "manifest list", missing_ok):
+                    manifests.append(m["_FILE_NAME"])
+                    self.manifests.update(m.get("_EXTRA_FILES") or ())     # a manifest's sidecars
         self.manifests.update(manifests)
         live: dict[tuple, list[Any]] = {}
         for m in manifests:
@@ -220,10 +224,11 @@ def _time_millis(table: Table, sid: int) -> int:
         return int(table.json(path)["timeMillis"])
 
 
-def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> _Refs:
-    """The files the snapshots kept, the tags and the branches hold (with
+def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> Refs:
+    """The files the snapshots kept, the tags, the branches and the
+    long-lived changelogs (the table's and each branch's) hold (with
     ``live_only``; else every file their manifests name)."""
-    refs = _Refs()
+    refs = Refs()
     for sid in kept:
         refs.add(table, table.snapshot(table.path("snapshot"), sid), live_only, False)
     homes = [table.root] + [table.path("branch", b)
@@ -238,9 +243,10 @@ def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> _Refs:
             snap_dir = storage.join(home, "snapshot")
             for sid in table.numbered(snap_dir, "snapshot-"):
                 refs.add(table, table.snapshot(snap_dir, sid), live_only, False)
-    changelog_dir = table.path("changelog")     # long-lived changelogs (decoupled from snapshots)
-    for cid in table.numbered(changelog_dir, "changelog-"):
-        refs.add(table, table.json(storage.join(changelog_dir, f"changelog-{cid}")), False, False)
+        changelog_dir = storage.join(home, "changelog")     # long-lived changelogs
+        for cid in table.numbered(changelog_dir, "changelog-"):
+            refs.add(table, table.json(storage.join(changelog_dir, f"changelog-{cid}")),
+                     False, False)
     return refs
 
 
@@ -266,7 +272,7 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     if not doomed_ids:
         return Expired([], ids[0] if ids else None, 0, 0)
     keep = anchors(table, ids[len(doomed_ids):])
-    gone = _Refs()
+    gone = Refs()
     for sid in doomed_ids:
         try:
             snap = table.snapshot(snap_dir, sid)
@@ -279,8 +285,9 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     data = gone.data - keep.data
     external = {f for f in data if storage.is_url(f) or f.startswith("/")}
     found: dict[str, int] = {}      # path -> size of each file that goes
+    in_data_dirs = data | doomed["index"]        # index-file-in-data-file-dir puts them there
     for top in storage.list_names(table.root, table.options):
-        names = doomed.get(top, data if top not in METADATA_DIRS else ())
+        names = doomed.get(top, in_data_dirs if top not in METADATA_DIRS else ())
         if names and not top.startswith("."):
             found.update((p, n) for p, n, _ in storage.walk(table.path(top), table.options)
                          if p.rsplit("/", 1)[-1] in names)

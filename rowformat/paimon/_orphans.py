@@ -7,26 +7,35 @@ find them, as no manifest names them. This is Paimon's orphan-file clean:
 
 * used: every file any snapshot, tag, branch (snapshots and tags) or
   long-lived changelog names, ADDed or DELETEd (a file a manifest mentions
-  at all is never an orphan): data, extra and changelog files, manifests,
-  manifest lists, index manifests, index files, statistics files;
-* orphans: the other files in the table's data directories and in
-  ``manifest/``, ``index/`` and ``statistics/`` that were last modified
-  before ``older_than``. A file younger than that may belong to a write
-  still in progress, which commits it later: that is why ``older_than``
-  defaults to a day (as Paimon's does) and is never optional. Snapshot,
-  schema, tag, branch, consumer and changelog files are never touched, nor
-  external data files (outside the table's directory);
-* order: everything used is read before anything is listed or deleted, so
-  a metadata file that cannot be read stops it with nothing deleted.
+  at all is never an orphan): data, extra and changelog files, manifests and
+  their sidecars, manifest lists, index manifests, index files, statistics
+  files. A candidate is used when its name is (file names are unique in a
+  table), wherever it lies;
+* candidates, as Paimon's: the files directly in a bucket directory
+  (``bucket-*``, under partition directories ``k=v``, and under
+  ``data-file.path-directory``), and those directly in ``manifest/``,
+  ``index/`` and ``statistics/``. Anything else in the table's directory
+  (snapshot, schema, tag, branch, consumer and changelog files, a partition's
+  ``_SUCCESS``, Iceberg-compatible ``metadata/``, external data files) is
+  never touched;
+* age: only files last modified before ``older_than`` go. A younger file may
+  belong to a write still in progress, which commits it later: that is why
+  ``older_than`` defaults to a day (as Paimon's does), is never optional and
+  may not be after now;
+* order: everything used is read before anything is listed or deleted, so a
+  metadata file that cannot be read stops it with nothing deleted; a
+  snapshot expired meanwhile makes it read again (a few times, then it
+  stops, naming what is missing).
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from .. import storage
-from ..errors import DatasetError
-from ._expire import METADATA_DIRS, Table, anchors, cutoff_millis, delete_all
+from ..errors import DatasetError, StorageNotFoundError, TableMetadataError
+from ._expire import METADATA_DIRS, Refs, Table, anchors, cutoff_millis, delete_all
 
 
 @dataclass(frozen=True)
@@ -42,19 +51,55 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
     if cutoff is None:
         raise DatasetError(f"{root}: older_than is required (a datetime or a timedelta): a "
                            f"younger file may belong to a write that has not committed yet")
+    if cutoff > time.time() * 1000:
+        raise DatasetError(f"{root}: older_than {older_than!r} is after now: a file written "
+                           f"since may belong to a write that has not committed yet")
     table = Table(root, storage_options)
-    used = anchors(table, table.numbered(table.path("snapshot"), "snapshot-"), live_only=False)
-    named_in = {"manifest": used.manifests | used.lists, "index": used.index,
-                "statistics": used.statistics}
+    used = _used(table)
+    names = used.manifests | used.lists | used.index | used.statistics \
+        | {n.rsplit("/", 1)[-1] for n in used.data}
     found = []
     for top in storage.list_names(table.root, table.options):
-        if top.startswith(".") or (top in METADATA_DIRS and top not in named_in):
+        if top.startswith(".") or (top in METADATA_DIRS and top not in _FLAT_DIRS):
             continue
-        names = named_in.get(top, used.data)      # any other directory holds data files
-        found += [(p, n) for p, n, mtime in storage.walk(table.path(top), table.options)
-                  if p.rsplit("/", 1)[-1] not in names
-                  and mtime is not None and mtime * 1000 < cutoff]
+        base = table.path(top)
+        for p, n, mtime in storage.walk(base, table.options):
+            parts = [top] + p[len(base):].strip("/").split("/")
+            if parts[-1] in names or mtime is None or mtime * 1000 >= cutoff:
+                continue
+            if (len(parts) == 2 and top in _FLAT_DIRS) or _in_bucket_dir(parts):
+                found.append((p, n))
     found.sort()
     if not dry_run:
         delete_all(table, [p for p, _ in found])
     return Orphans([p for p, _ in found], sum(n for _, n in found))
+
+
+_FLAT_DIRS = ("manifest", "index", "statistics")   # metadata directories with candidates
+_ATTEMPTS = 3
+
+
+def _in_bucket_dir(parts: list[str]) -> bool:
+    """Whether a file (its path's parts under the table) lies directly in a
+    bucket directory, under partition directories and perhaps
+    ``data-file.path-directory`` (the first part)."""
+    return (len(parts) >= 2 and parts[0] not in METADATA_DIRS
+            and parts[-2].startswith("bucket-") and all("=" in d for d in parts[1:-2]))
+
+
+def _used(table: Table) -> Refs:
+    """Every file the table's snapshots, tags, branches and changelogs name,
+    read again if a snapshot, or a file it names, vanishes meanwhile (an
+    expiry running alongside)."""
+    missing: Exception | None = None
+    for attempt in range(_ATTEMPTS):
+        if attempt:
+            time.sleep(1)
+        try:
+            return anchors(table, table.numbered(table.path("snapshot"), "snapshot-"),
+                           live_only=False)
+        except (FileNotFoundError, StorageNotFoundError) as e:
+            missing = e
+    raise TableMetadataError(f"{table.root}: a file the table's metadata names is missing "
+                             f"({missing}): if an expire_snapshots run was cut short, run it "
+                             f"again first")

@@ -211,9 +211,10 @@ def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
     """Deletes the files in the table at ``path`` that no snapshot, tag,
     branch or changelog names and that were last modified before
     ``older_than`` (a ``datetime``, or a ``timedelta`` before now; default a
-    day, as Paimon's): what failed or killed writes leave behind. A younger
-    file may belong to a write not yet committed: use a short ``older_than``
-    only when no writer is running. Returns what went (:class:`Orphans`);
+    day, as Paimon's; never after now): what failed or killed writes leave
+    behind, in the bucket directories and ``manifest/``, ``index/``,
+    ``statistics/``. A younger file may belong to a write not yet committed:
+    use a short ``older_than`` only when no writer is running. Returns what went (:class:`Orphans`);
     with ``dry_run``, what would go, nothing deleted. See
     ``rowformat.paimon._orphans``."""
     if not is_table(path, storage_options):
