@@ -228,3 +228,25 @@ def test_a_level_upgrade_keeps_the_file(wh):
     out = tables.expire_snapshots(path, retain_last=1)
     assert out.snapshots == [1, 2, 3, 4] and _data_files(path) == before == _live(path)
     assert sort(read(t), "id").equals(want)
+
+
+def test_index_files_beside_the_data_files(wh):
+    """index-file-in-data-file-dir: the hash index files each upsert replaces
+    lie in the bucket directories; those only expired snapshots name go."""
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = wh.create("dyn", schema, primary_keys=["id"],
+                  options={"bucket": "-1", "index-file-in-data-file-dir": "true"})
+    for k in range(3):
+        ids = list(range(50 * k, 50 * k + 100))
+        write(t, pa.table({"id": ids, "v": [f"v{k}-{i}" for i in ids]}, schema=schema))
+    path = os.path.join(wh.root, "db.db", "dyn")
+
+    def index_files():
+        return {f for f in _files(path) if os.path.basename(f).startswith("index-")
+                and not f.startswith("manifest/")}
+    before = index_files()
+    assert len(before) == 3 and all(f.startswith("bucket-") for f in before)
+    out = tables.expire_snapshots(path, retain_last=1)
+    assert out.snapshots == [1, 2] and len(index_files()) == 1 and index_files() < before
+    want = sort(read(t), "id")
+    assert want.num_rows == 200 and want["v"][0].as_py() == "v0-0"
