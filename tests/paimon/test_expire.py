@@ -13,7 +13,7 @@ import rowformat.paimon as rp
 from rowformat.errors import CorruptFileError, DatasetError, TableMetadataError
 from rowformat.paimon import tables
 
-from ._tables import read, sort, write
+from ._tables import needs_index_files_in_data_dirs, read, sort, write
 
 
 def _data(n, start=0):
@@ -230,6 +230,7 @@ def test_a_level_upgrade_keeps_the_file(wh):
     assert sort(read(t), "id").equals(want)
 
 
+@needs_index_files_in_data_dirs
 def test_index_files_beside_the_data_files(wh):
     """index-file-in-data-file-dir: the hash index files each upsert replaces
     lie in the bucket directories; those only expired snapshots name go."""

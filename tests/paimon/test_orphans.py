@@ -14,7 +14,7 @@ import rowformat.paimon as rp
 from rowformat.errors import DatasetError, TableMetadataError
 from rowformat.paimon import tables
 
-from ._tables import read, sort, write
+from ._tables import needs_index_files_in_data_dirs, read, sort, write
 from .test_expire import SCHEMA, _data, _data_files, _files, overwritten  # noqa: F401
 
 NOW = dt.timedelta(0)           # as cutoff: every file written before this call
@@ -143,6 +143,7 @@ def test_not_a_table(tmp_path):
         tables.remove_orphan_files(str(tmp_path))
 
 
+@needs_index_files_in_data_dirs
 def test_index_files_beside_the_data_files_stay(wh):
     """index-file-in-data-file-dir: a dynamic-bucket table's hash index files
     lie in the bucket directories; they are used, and upserts go on after."""
