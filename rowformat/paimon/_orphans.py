@@ -38,6 +38,10 @@ from ..errors import DatasetError, StorageNotFoundError, TableMetadataError
 from ._expire import METADATA_DIRS, Refs, Table, anchors, cutoff_millis, delete_all
 
 
+_FLAT_DIRS = ("manifest", "index", "statistics")   # metadata directories with candidates
+_ATTEMPTS = 3                   # reads of what is used, when a file vanishes meanwhile
+
+
 @dataclass(frozen=True)
 class Orphans:
     """What :func:`remove_orphan_files` deleted (or, with ``dry_run``, would delete)."""
@@ -73,10 +77,6 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
     if not dry_run:
         delete_all(table, [p for p, _ in found])
     return Orphans([p for p, _ in found], sum(n for _, n in found))
-
-
-_FLAT_DIRS = ("manifest", "index", "statistics")   # metadata directories with candidates
-_ATTEMPTS = 3
 
 
 def _in_bucket_dir(parts: list[str]) -> bool:
