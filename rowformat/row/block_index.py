@@ -59,10 +59,11 @@ class BlockIndex:
         """Paimon's seven index invariants (raises CorruptFileError for the
         first that fails, see problems()), after the reader's bound on block
         sizes (the limit the caller set is named first)."""
-        if max_block_size is not None and len(self) and self.uncompressed_sizes.max() > max_block_size:
-            b = int(np.argmax(self.uncompressed_sizes))
+        uncomp = self.uncompressed_sizes      # its length may differ from len(self): problems() says so
+        if max_block_size is not None and len(uncomp) and uncomp.max() > max_block_size:
+            b = int(np.argmax(uncomp))
             raise LimitExceededError(
-                f"{name}: block {b} declares {int(self.uncompressed_sizes[b])} uncompressed bytes, "
+                f"{name}: block {b} declares {int(uncomp[b])} uncompressed bytes, "
                 f"more than max_block_size={max_block_size}")
         for problem in self.problems(footer):
             raise CorruptFileError(f"{name}: invalid block index: {problem.message}")
