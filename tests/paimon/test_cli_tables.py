@@ -4,6 +4,7 @@ import io
 import json
 import os
 import sys
+import time
 
 import pyarrow as pa
 import pytest
@@ -367,10 +368,11 @@ def test_remove_orphans(capfd, append):
     with open(stray, "wb") as f:
         f.write(b"x" * 123)
     assert run(capfd, "remove-orphans", path) == (0, "deleted 0 orphan files, 0 bytes\n", "")
-    code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "0s", "--dry-run")
+    os.utime(stray, (time.time() - 7200,) * 2)                  # written two hours ago
+    code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "1h", "--dry-run")
     assert (code, out) == (0, f"{stray}\nwould delete 1 orphan files, 123 bytes\n")
     assert os.path.exists(stray)
-    code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "0s", "--json")
+    code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "1h", "--json")
     assert code == 0 and json.loads(out) == {"files": [stray], "bytes": 123, "dry_run": False}
     assert not os.path.exists(stray)
     code, out, _ = run(capfd, "head", path, "-n", "400", "--format", "jsonl")

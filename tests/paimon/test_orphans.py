@@ -17,7 +17,6 @@ from rowformat.paimon import tables
 from ._tables import needs_index_files_in_data_dirs, read, sort, write
 from .test_expire import SCHEMA, _data, _data_files, _files, overwritten  # noqa: F401
 
-NOW = dt.timedelta(0)           # as cutoff: every file written before this call
 
 
 def _uncommitted(table, data):
@@ -86,7 +85,8 @@ def test_young_files_stay(with_orphans):
 
 def test_dry_run_deletes_nothing(with_orphans):
     _, path, used, orphans = with_orphans
-    out = tables.remove_orphan_files(path, older_than=NOW, dry_run=True)
+    _age(path, 2)
+    out = tables.remove_orphan_files(path, dry_run=True)
     assert out.files == sorted(os.path.join(path, f) for f in orphans)
     assert _files(path) == used | orphans
 
@@ -99,7 +99,8 @@ def test_tags_branches_and_expired_tables_lose_nothing(overwritten):  # noqa: F8
     t.branch_manager().create_branch("b2", tag_name="first")
     tables.expire_snapshots(path, retain_last=1)
     before = _files(path)
-    assert tables.remove_orphan_files(path, older_than=NOW).files == []
+    _age(path, 2)
+    assert tables.remove_orphan_files(path).files == []
     assert _files(path) == before and len(_data_files(path)) == 6
     tagged = tables.open_table(path, tag="first")
     assert sort(read(tagged), "id").select(["id", "part", "name"]).equals(sort(_data(300), "id"))
@@ -110,7 +111,8 @@ def test_every_file_an_unexpired_snapshot_names_stays(overwritten):  # noqa: F81
     the older snapshots), so none is an orphan."""
     _, path = overwritten
     before = _files(path)
-    assert tables.remove_orphan_files(path, older_than=NOW).files == []
+    _age(path, 2)
+    assert tables.remove_orphan_files(path).files == []
     assert _files(path) == before
 
 
@@ -120,8 +122,9 @@ def test_a_damaged_manifest_list_stops_it_before_anything_is_deleted(with_orphan
     with open(os.path.join(path, "manifest", snap["deltaManifestList"]), "wb") as f:
         f.write(b"not avro")
     before = _files(path)
+    _age(path, 2)
     with pytest.raises(TableMetadataError, match=snap["deltaManifestList"]):
-        tables.remove_orphan_files(path, older_than=NOW)
+        tables.remove_orphan_files(path)
     assert _files(path) == before
 
 
@@ -229,6 +232,7 @@ def test_a_missing_manifest_list_is_named_and_nothing_is_deleted(with_orphans):
     snap = json.load(open(os.path.join(path, "snapshot", "snapshot-1")))
     os.remove(os.path.join(path, "manifest", snap["deltaManifestList"]))
     before = _files(path)
+    _age(path, 2)
     with pytest.raises(TableMetadataError, match="expire_snapshots run was cut short"):
-        tables.remove_orphan_files(path, older_than=NOW)
+        tables.remove_orphan_files(path)
     assert _files(path) == before

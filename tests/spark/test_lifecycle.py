@@ -58,9 +58,12 @@ def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
     assert got == list(range(3000, 4000))
     # what a killed job left (a data file nothing names) goes; the table stays
     import datetime as dt
+    import time
     stray = os.path.join(path, "p=0", "bucket-0", "data-killed-task.row")
     with open(stray, "wb") as f:
         f.write(b"x" * 50)
     assert rs.remove_orphan_files(spark, path).files == []           # young: kept
-    assert rs.remove_orphan_files(spark, path, older_than=dt.timedelta(0)) == tb.Orphans([stray], 50)
+    os.utime(stray, (time.time() - 7200,) * 2)                         # two hours old
+    assert rs.remove_orphan_files(spark, path, older_than=dt.timedelta(hours=1)) \
+        == tb.Orphans([stray], 50)
     assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == got
