@@ -293,7 +293,6 @@ def cmd_expire(args, out: IO[str]) -> int:
     return EXIT_OK
 
 
-
 def cmd_remove_orphans(args, out: IO[str]) -> int:
     from ..paimon.tables import remove_orphan_files
     older_than = older_than_arg(args.older_than)

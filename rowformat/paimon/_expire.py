@@ -15,10 +15,11 @@ is Paimon's expiry, run on demand:
   tag, every branch's snapshots and tags (a branch shares the table's data
   files and manifests) and the long-lived changelogs, the table's and each
   branch's. Index files are in ``index/`` or, with
-  ``index-file-in-data-file-dir``, beside the data files. A data file is live in an anchor when its manifests,
-  read in order, ADD it and do not DELETE it again (Paimon's identity of an
-  entry: partition, bucket, level, name and external path, so a compaction's level upgrade of the same
-  file keeps it);
+  ``index-file-in-data-file-dir``, beside the data files. A data file is
+  live in an anchor when its manifests, read in order, ADD it and do not
+  DELETE it again (Paimon's identity of an entry: partition, bucket, level,
+  name and external path, so a compaction's level upgrade of the same file
+  keeps it);
 * order: everything is read before anything is deleted (a metadata file that
   cannot be read stops the expiry with nothing deleted); then, each phase
   done before the next, the files manifests name (data, index, statistics),
@@ -50,7 +51,7 @@ from ._metadata import check_name, reading
 
 # the table's metadata directories; every other top-level directory holds data files
 METADATA_DIRS = {"snapshot", "schema", "manifest", "tag", "branch", "consumer",
-                  "changelog", "index", "statistics"}
+                 "changelog", "index", "statistics"}
 _ADD, _DELETE = 0, 1
 DEFAULT_RETAIN_LAST = 10      # Paimon's snapshot.num-retained.min
 

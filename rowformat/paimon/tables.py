@@ -214,9 +214,9 @@ def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
     day, as Paimon's; never after now): what failed or killed writes leave
     behind, in the bucket directories and ``manifest/``, ``index/``,
     ``statistics/``. A younger file may belong to a write not yet committed:
-    use a short ``older_than`` only when no writer is running. Returns what went (:class:`Orphans`);
-    with ``dry_run``, what would go, nothing deleted. See
-    ``rowformat.paimon._orphans``."""
+    use a short ``older_than`` only when no writer is running. Returns what
+    went (:class:`Orphans`); with ``dry_run``, what would go, nothing
+    deleted. See ``rowformat.paimon._orphans``."""
     if not is_table(path, storage_options):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     return remove_orphans(path, older_than, catalog_options(path, storage_options), dry_run)

@@ -3,11 +3,13 @@ loopback: the ``s3`` fixture): accelerated reads and writes equal stock
 pypaimon's, each data file read with large ranged requests (not a request
 per block), the table helpers, RowDataset and the CLI on table URLs, and
 a server that stops mid-scan."""
+import datetime as dt
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -115,9 +117,6 @@ def test_remove_orphan_files_on_s3(s3wh):
     """A stray data file and manifest in an S3 table go (the store's own
     modification times against the cutoff); every object the table uses, and
     a partition's _SUCCESS, stay."""
-    import datetime as dt
-    import time
-
     import pyarrow.fs as pafs
     data = _data(2000)
     t = s3wh.create("orph", data.schema, partition_keys=["part"])

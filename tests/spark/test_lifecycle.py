@@ -1,7 +1,9 @@
 """What a failed write leaves behind (issue 36, item 6): a failed first
 write leaves no table, so a retry with other columns may create it; a failed
 write to an existing table leaves it as it was."""
+import datetime as dt
 import os
+import time
 
 import pytest
 from pyspark.sql.functions import udf
@@ -57,8 +59,6 @@ def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
     got = sorted(r.id for r in spark.read.format(FORMAT).load(path).collect())
     assert got == list(range(3000, 4000))
     # what a killed job left (a data file nothing names) goes; the table stays
-    import datetime as dt
-    import time
     stray = os.path.join(path, "p=0", "bucket-0", "data-killed-task.row")
     with open(stray, "wb") as f:
         f.write(b"x" * 50)
