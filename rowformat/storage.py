@@ -33,6 +33,7 @@ import errno
 import io
 import os
 import re
+import stat
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -234,21 +235,42 @@ def join(path: str, *names: str) -> str:
 
 def list_names(url: str, storage_options: dict | None = None,
                filesystem: Any = None) -> list[str]:
-    """The names directly under the directory ``url``, a URL or a local path
-    (none if it is missing)."""
+    """The names directly under the directory ``url``, a URL or a local path:
+    none if it is missing; a :class:`StorageError` naming it if it exists but
+    cannot be listed (a dangling symlink, a symlink loop, a file, no
+    permission), which code that deletes must never read as empty."""
     local = _local(url, filesystem)
     if local is not None:
-        return os.listdir(local) if os.path.isdir(local) else []
+        try:
+            return os.listdir(local)
+        except OSError as e:
+            if isinstance(e, FileNotFoundError) and not os.path.lexists(local):
+                return []
+            raise unlistable(url, e) from None
     fs, path = resolve(url, filesystem, storage_options)
     try:
         if is_pyarrow_fs(fs):
             import pyarrow.fs as pafs
             infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+            if not infos and fs.get_file_info(path).type == pafs.FileType.File:
+                raise NotADirectoryError(errno.ENOTDIR, "a file, not a directory")
             return [info.base_name for info in infos]
-        return [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(path, detail=False)] \
-            if fs.exists(path) else []
+        if not fs.exists(path):
+            return []
+        if fs.isfile(path):
+            raise NotADirectoryError(errno.ENOTDIR, "a file, not a directory")
+        return [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(path, detail=False)]
+    except NotADirectoryError as e:
+        raise unlistable(url, e) from None
     except OSError as e:
         raise storage_error(url, "listing", e) from None
+
+
+def unlistable(url: str, e: OSError) -> StorageError:
+    """The error for a directory that exists but cannot be listed."""
+    return StorageError(e.errno or errno.EIO,
+                        f"{url}: exists but cannot be listed as a directory "
+                        f"({e.strerror or e}): nothing is read as empty")
 
 
 def _local(url: str, filesystem: Any) -> str | None:
@@ -270,13 +292,21 @@ def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
 def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int, float | None]]:
     """(path, size, modification time in seconds since the epoch or None
     where the store gives none) of every file under the directory ``url``,
-    at any depth (none if it is missing): local paths for a local directory,
+    at any depth (none if it is missing; a directory in it that cannot be
+    listed is a :class:`StorageError`): local paths for a local directory,
     else URLs under ``url`` (one paginated listing of the prefix on an
     object store)."""
     local = _local(url, None)
     if local is not None:
         out: list[tuple[str, int, float | None]] = []
-        for d, _, names in os.walk(local):
+        if not os.path.lexists(local):
+            return out
+
+        def fail(e: OSError) -> None:   # os.walk skips what it cannot list, unless told
+            if os.path.lexists(e.filename or local):
+                raise unlistable(e.filename or local, e) from None
+
+        for d, _, names in os.walk(local, onerror=fail):
             for n in names:
                 try:
                     st = os.lstat(os.path.join(d, n))
@@ -299,6 +329,29 @@ def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int, 
         raise storage_error(url, "listing", e) from None
     return [(root + p[len(base):], int(n or 0), _seconds(t)) for p, n, t in found
             if p.startswith(base)]
+
+
+def file_size(url: str, storage_options: dict | None = None) -> int | None:
+    """The size of the regular file ``url`` (a URL or a local path), None if
+    there is none: one lookup of that name, never a listing of its parent."""
+    local = _local(url, None)
+    if local is not None:
+        try:
+            st = os.lstat(local)
+        except FileNotFoundError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+    fs, path = resolve(url, None, storage_options)
+    try:
+        if is_pyarrow_fs(fs):
+            import pyarrow.fs as pafs
+            info = fs.get_file_info(path)
+            return info.size if info.type == pafs.FileType.File else None
+        return int(fs.info(path).get("size") or 0) if fs.isfile(path) else None
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise storage_error(url, "looking up", e) from None
 
 
 def _seconds(t: Any) -> float | None:
