@@ -292,14 +292,14 @@ def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
 def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int, float | None]]:
     """(path, size, modification time in seconds since the epoch or None
     where the store gives none) of every file under the directory ``url``,
-    at any depth (none if it is missing; a directory in it that cannot be
-    listed is a :class:`StorageError`): local paths for a local directory,
+    at any depth (none if it is missing or a file; a directory in it that
+    cannot be listed is a :class:`StorageError`): local paths for a local directory,
     else URLs under ``url`` (one paginated listing of the prefix on an
     object store)."""
     local = _local(url, None)
     if local is not None:
         out: list[tuple[str, int, float | None]] = []
-        if not os.path.lexists(local):
+        if not os.path.lexists(local) or os.path.isfile(local):   # as on a store: no files under it
             return out
 
         def fail(e: OSError) -> None:   # os.walk skips what it cannot list, unless told
