@@ -40,6 +40,7 @@ import json
 import numbers
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -77,9 +78,35 @@ class Table:
         return storage.join(self.root, *names)
 
     def numbered(self, directory: str, prefix: str) -> list[int]:
+        """The ids of the ``<prefix><id>`` files in ``directory``, ascending,
+        each once. Only canonical names count (``snapshot-5``, never
+        ``snapshot-05``, ``snapshot-٥`` or ``snapshot-５``, which no Paimon
+        writer makes): a stray file that parsed as a second snapshot 5 would
+        shift what expiry keeps."""
         n = len(prefix)
-        return sorted(int(name[n:]) for name in storage.list_names(directory, self.options)
-                      if name.startswith(prefix) and name[n:].isdigit())
+        return sorted({int(name[n:]) for name in storage.list_names(directory, self.options)
+                       if name.startswith(prefix) and canonical_id(name[n:])})
+
+    def external_roots(self) -> list[str]:
+        """The ``data-file.external-paths`` of every schema the table and its
+        branches have had (a file written under an older schema's roots is
+        still the table's), each as :func:`_as_path` gives it."""
+        roots: set[str] = set()
+        homes = [self.root] + [self.path("branch", b) for b in self.branches()]
+        for home in homes:
+            schema_dir = storage.join(home, "schema")
+            for sid in self.numbered(schema_dir, "schema-"):
+                options = self.json(storage.join(schema_dir, f"schema-{sid}")).get("options")
+                value = (options or {}).get("data-file.external-paths") if isinstance(options, dict) else None
+                for root in str(value or "").split(","):
+                    root = (_as_path(root.strip()) or "").rstrip("/")
+                    if root and _plain(root):
+                        roots.add(root)
+        return sorted(roots)
+
+    def branches(self) -> list[str]:
+        return [b for b in storage.list_names(self.path("branch"), self.options)
+                if b.startswith("branch-")]
 
     def read(self, path: str) -> bytes:
         """A metadata file's bytes; a local one must be a regular file (a
@@ -126,10 +153,12 @@ class Refs:
         self.lists: set[str] = set()        # manifest list and index manifest names
         self.index: set[str] = set()        # index file names
         self.statistics: set[str] = set()
+        self.snapshots = 0                  # how many snapshots, tags and changelogs were read
 
     def add(self, table: Table, snap: dict, live_only: bool, missing_ok: bool) -> None:
         """The files of ``snap``: with ``live_only``, the data files it holds,
         else every data file its manifests name."""
+        self.snapshots += 1
         manifests: list[str] = []
         for field in ("baseManifestList", "deltaManifestList", "changelogManifestList"):
             name = snap.get(field)
@@ -188,15 +217,59 @@ def _as_path(p: Any) -> str | None:
     return p
 
 
+def canonical_id(text: str) -> bool:
+    """Whether ``text`` is an id as Paimon writes it: ASCII digits, no leading zero."""
+    return text.isascii() and text.isdigit() and (text == "0" or text[0] != "0")
+
+
+def _plain(path: str) -> bool:
+    """Whether ``path`` (a URL or an absolute local path) has no ``.``, ``..``
+    or empty segments after its scheme and authority, so that comparing it
+    with a root by prefix means what it says."""
+    rest = path.split("://", 1)[1].partition("/")[2] if storage.is_url(path) else path[1:]
+    return path.startswith("/") != storage.is_url(path) and \
+        all(seg not in ("", ".", "..") for seg in (rest.split("/") if rest else ()))
+
+
+def _external_files(table: Table, paths: set[str]) -> dict[str, int]:
+    """path -> size of each external data file in ``paths`` that lies under
+    one of the table's ``data-file.external-paths`` and exists; each is
+    looked up by its own name (never a listing of its parent, which for
+    ``//x`` would be the whole file system). Others are skipped with a
+    warning naming them: a manifest may name any path, and expiry deletes
+    only what the table declares its own."""
+    roots = table.external_roots()
+    found: dict[str, int] = {}
+    for path in sorted(paths):
+        if not (_plain(path) and any(path.startswith(r + "/") for r in roots)):
+            warnings.warn(f"{table.root}: an expired manifest entry names the external file "
+                          f"{path!r}, which is not under the table's data-file.external-paths "
+                          f"({', '.join(roots) or 'none'}): not deleted", ExternalFileWarning,
+                          stacklevel=3)
+            continue
+        size = storage.file_size(path, table.options)
+        if size is not None:
+            found[path] = size
+    return found
+
+
+class ExternalFileWarning(UserWarning):
+    """Expiry skipped an external data file outside the table's declared roots."""
+
+
 def cutoff_millis(older_than: Any) -> int | None:
     if older_than is None:
         return None
-    if isinstance(older_than, dt.timedelta):
-        return int((time.time() - older_than.total_seconds()) * 1000)
-    if isinstance(older_than, dt.datetime):
-        if older_than.tzinfo is None:
-            older_than = older_than.astimezone()      # a naive time is local time
-        return int(older_than.timestamp() * 1000)
+    try:
+        if isinstance(older_than, dt.timedelta):
+            return int((time.time() - older_than.total_seconds()) * 1000)
+        if isinstance(older_than, dt.datetime):
+            if older_than.tzinfo is None:
+                older_than = older_than.astimezone()      # a naive time is local time
+            return int(older_than.timestamp() * 1000)
+    except (OverflowError, ValueError, OSError) as e:      # datetime(1, 1, 1) in local time
+        raise DatasetError(f"older_than {older_than!r} is out of the range of times this "
+                           f"machine can convert ({e})") from None
     raise TypeError(f"older_than must be a datetime or a timedelta, not {type(older_than).__name__}")
 
 
@@ -209,8 +282,13 @@ def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | Non
         raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
                                  f"a snapshot id: {consumers!r}")
     protected = min((int(c) for c in consumers if c is not None), default=None)
+    # as Paimon's: ids below latest - retain_last + 1 may go; and by count
+    # too, so a gap in the ids never lets one of the last retain_last go
+    boundary = ids[-1] - retain_last + 1 if ids else 0
     out = []
     for sid in ids[:max(0, len(ids) - retain_last)]:
+        if sid >= boundary:
+            break
         if protected is not None and sid >= protected:
             break
         if cutoff is not None and _time_millis(table, sid) >= cutoff:
@@ -232,9 +310,7 @@ def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> Refs:
     refs = Refs()
     for sid in kept:
         refs.add(table, table.snapshot(table.path("snapshot"), sid), live_only, False)
-    homes = [table.root] + [table.path("branch", b)
-                            for b in storage.list_names(table.path("branch"), table.options)
-                            if b.startswith("branch-")]
+    homes = [table.root] + [table.path("branch", b) for b in table.branches()]
     for home in homes:
         tag_dir = storage.join(home, "tag")
         for name in storage.list_names(tag_dir, table.options):
@@ -285,6 +361,7 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
               "statistics": gone.statistics - keep.statistics}
     data = gone.data - keep.data
     external = {f for f in data if storage.is_url(f) or f.startswith("/")}
+    data -= external
     found: dict[str, int] = {}      # path -> size of each file that goes
     in_data_dirs = data | doomed["index"]        # index-file-in-data-file-dir puts them there
     for top in storage.list_names(table.root, table.options):
@@ -292,9 +369,11 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         if names and not top.startswith("."):
             found.update((p, n) for p, n, _ in storage.walk(table.path(top), table.options)
                          if p.rsplit("/", 1)[-1] in names)
-    for parent in {f.rpartition("/")[0] for f in external}:
-        found.update((p, n) for p, n, _ in storage.walk(parent, table.options) if p in external)
+    found.update(_external_files(table, external))
     earliest = ids[len(doomed_ids)]
+    if ids[-1] in doomed_ids:       # cannot happen: a last guard before deleting
+        raise TableMetadataError(f"{snap_dir}: expiry chose the latest snapshot, "
+                                 f"{ids[-1]}: nothing deleted")
     if not dry_run:
         # Paimon's order, each phase done before the next: what a manifest
         # names, then manifests, then what names them, then the snapshots

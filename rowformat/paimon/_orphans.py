@@ -74,6 +74,13 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
             if (len(parts) == 2 and top in _FLAT_DIRS) or _in_bucket_dir(parts):
                 found.append((p, n))
     found.sort()
+    if not used.snapshots and found:
+        # every data file would go: a snapshot directory on a volume not
+        # mounted, or a table whose first commit failed; neither is for an
+        # unattended clean to decide
+        raise DatasetError(f"{root}: has files no snapshot names, but no snapshot, tag or "
+                           f"branch at all ({table.path('snapshot')} is empty or missing): "
+                           f"refusing to remove orphans, nothing deleted")
     if not dry_run:
         delete_all(table, [p for p, _ in found])
     return Orphans([p for p, _ in found], sum(n for _, n in found))
