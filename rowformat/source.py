@@ -86,7 +86,8 @@ class Source:
             if local is not None:
                 path_or_file = local
             elif memory_map:
-                raise ValueError(f"memory_map=True needs a local file path, not {path_or_file!r}")
+                raise ValueError(f"memory_map=True needs a local file path, "
+                                 f"not {storage.redact(path_or_file)!r}")
         is_path = isinstance(path_or_file, (str, bytes, os.PathLike))
         if (filesystem is not None or storage_options is not None) and not isinstance(path_or_file, str):
             raise TypeError(f"filesystem and storage_options need a URL or path string, "

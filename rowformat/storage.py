@@ -201,10 +201,72 @@ def is_pyarrow_fs(filesystem: Any) -> bool:
     return isinstance(filesystem, pafs.FileSystem)
 
 
-def resolve(url: str, filesystem: Any = None, storage_options: dict | None = None) -> tuple[Any, str]:
+# -- URLs ----------------------------------------------------------------------------
+# "scheme://userinfo@": RFC 3986's userinfo (no "/"), or on S3 and GCS, whose
+# bucket names hold neither ":" nor "@", anything up to an "@" after a ":"
+# (an AWS secret with its "/" not %-encoded)
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+)://"
+                       r"(?P<user>[^/?#@\s]*@|[^/?#@\s:]*:[^\s@]*@)")
+# Azure's URLs name a container@account: not credentials (unless user:password@)
+_AZURE_SCHEMES = {"abfs", "abfss", "az", "adl", "wasb", "wasbs"}
+_BUCKET_SCHEMES = _S3_SCHEMES | {"gs", "gcs"}
+
+
+def _userinfo(m: re.Match) -> bool:
+    scheme, user = m["scheme"].lower(), m["user"]
+    if "/" in user and scheme not in _BUCKET_SCHEMES:
+        return False
+    return scheme not in _AZURE_SCHEMES or ":" in user
+
+
+def redact(text: str) -> str:
+    """``text`` (a URL, or a message holding URLs) with the credentials of
+    every ``scheme://user:password@`` replaced by ``***``: what messages
+    show of a URL."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}://***@" if _userinfo(m) else m.group(0), text)
+
+
+def check_url(url: str, file: bool) -> None:
+    """Refuses, with a :class:`StorageError` naming ``url`` (redacted), an
+    object-store URL that does not name one key: credentials in it
+    (``user:password@``: they would be echoed by every message naming the
+    URL), an empty, ``.`` or ``..`` segment (a store keeps the key as given,
+    while HTTP clients collapse the segments: one URL would write one object
+    and read another), or, for a file (``file``), no key or a trailing
+    ``/``. Local paths and ``file://`` URLs are not checked: ``..`` is
+    theirs to resolve."""
+    scheme, sep, rest = url.partition("://")
+    scheme = scheme.lower()
+    if not sep or scheme == "file":
+        return
+    m = _USERINFO.match(url)
+    if m is not None and _userinfo(m):
+        raise StorageError(errno.EINVAL, f"{redact(url)}: credentials in the URL are refused (they "
+                           f"would be shown wherever it is): give them as storage_options "
+                           f"(s3.access-key, s3.secret-key) or in the environment")
+    netloc, _, key = rest.partition("/")
+    if scheme in _BUCKET_SCHEMES and not netloc:
+        raise StorageError(errno.EINVAL, f"{url}: no bucket after {scheme}://")
+    if file and (not key or key.endswith("/")):
+        raise StorageError(errno.EINVAL, f"{url}: " + ("ends with '/', a directory's name, not a "
+                                                       "file's" if key else
+                                                       "no object key after the bucket"))
+    segments = key[:-1].split("/") if key.endswith("/") else key.split("/")
+    bad = next((s for s in segments if s in ("", ".", "..")), None) if key else None
+    if bad is not None:
+        what = f"a '{bad}' segment" if bad else "an empty segment ('//')"
+        raise StorageError(errno.EINVAL, f"{url}: {what} in the key: a store keeps such a key as "
+                           f"written while reads collapse it, so the URL would name two objects; "
+                           f"give the key without it")
+
+
+def resolve(url: str, filesystem: Any = None, storage_options: dict | None = None,
+            file: bool = False) -> tuple[Any, str]:
     """The filesystem (pyarrow's, else fsspec's) holding ``url`` and the path
-    inside it. With ``filesystem`` given, ``url`` may also be a plain path
-    inside it."""
+    inside it, once :func:`check_url` passed it (``file``: the URL names a
+    file, not a directory). With ``filesystem`` given, ``url`` may also be
+    a plain path inside it."""
+    check_url(url, file)
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower() if sep else ""
     if filesystem is not None:
@@ -341,7 +403,7 @@ def file_size(url: str, storage_options: dict | None = None) -> int | None:
         except FileNotFoundError:
             return None
         return st.st_size if stat.S_ISREG(st.st_mode) else None
-    fs, path = resolve(url, None, storage_options)
+    fs, path = resolve(url, None, storage_options, file=True)
     try:
         if is_pyarrow_fs(fs):
             import pyarrow.fs as pafs
@@ -368,7 +430,7 @@ def delete(url: str, storage_options: dict | None = None) -> bool:
         if local is not None:
             os.unlink(local)
             return True
-        fs, path = resolve(url, None, storage_options)
+        fs, path = resolve(url, None, storage_options, file=True)
         if is_pyarrow_fs(fs):
             fs.delete_file(path)
         else:
@@ -397,7 +459,7 @@ def storage_error(url: str, what: str, e: BaseException) -> StorageError:
         or "Path does not exist" in text
     cls = StorageNotFoundError if missing else StorageError
     return cls(errno.ENOENT if missing else getattr(e, "errno", None) or errno.EIO,
-               f"{url}: {what}: {text}")
+               redact(f"{url}: {what}: {text}"))
 
 
 # -- reads ----------------------------------------------------------------------------
@@ -497,7 +559,7 @@ class RemoteFile:
 def open_file(url: str, filesystem: Any = None, storage_options: dict | None = None):
     """``url`` as a seekable binary file object (Parquet, Arrow IPC, CSV,
     schema files: the formats other libraries read); the caller closes it."""
-    fs, path = resolve(url, filesystem, storage_options)
+    fs, path = resolve(url, filesystem, storage_options, file=True)
     try:
         return fs.open_input_file(path) if is_pyarrow_fs(fs) else fs.open(path, "rb")
     except OSError as e:
@@ -717,11 +779,20 @@ def _has_botocore() -> bool:
 def open_output(url: str, filesystem: Any = None, storage_options: dict | None = None
                 ) -> "_S3Multipart | _TemporaryObject":
     """A streamed write of ``url`` that appears only when commit() succeeds."""
-    scheme = url.partition("://")[0].lower()
-    if filesystem is None and scheme in _S3_SCHEMES and _has_botocore():
-        bucket, _, key = url.partition("://")[2].partition("/")
-        if not key:
-            raise StorageError(f"{url}: no object key after the bucket")
-        return _S3Multipart(url, bucket, key, storage_options)
-    fs, path = resolve(url, filesystem, storage_options)
+    located = _s3_object(url, filesystem)
+    if located is not None:
+        return _S3Multipart(url, *located, storage_options)
+    fs, path = resolve(url, filesystem, storage_options, file=True)
     return _TemporaryObject(url, fs, path)
+
+
+def _s3_object(url: str, filesystem: Any) -> tuple[str, str] | None:
+    """(bucket, key) of an S3 URL (checked) that botocore reads and writes,
+    else None: pyarrow's S3 reads cannot be conditional, nor its uploads
+    aborted."""
+    if filesystem is not None or url.partition("://")[0].lower() not in _S3_SCHEMES \
+            or not _has_botocore():
+        return None
+    check_url(url, True)
+    bucket, _, key = url.partition("://")[2].partition("/")
+    return bucket, key

@@ -244,3 +244,84 @@ def test_s3_settings_map_catalog_names_and_bound_waits():
     assert got["request_timeout"] == storage.REQUEST_TIMEOUT
     assert storage.catalog_storage_options({"warehouse": "s3://b/w", "s3.region": "r"}) == \
         {"s3.region": "r"}
+
+
+# -- issue 40: one key per URL, no credentials echoed, lost replies, pinned reads --
+
+def _write(url, n=10, **kw):
+    with rowformat.RowFileWriter(url, SCHEMA, **kw) as w:
+        w.write(_table(n))
+
+
+@pytest.mark.parametrize("key", ["dir/../x.row", "dir/./x.row", "./x.row", "dir/..",
+                                 "/x.row", "dir//x.row", "dir/"])
+def test_a_key_with_dot_or_empty_segments_is_refused_by_every_operation(s3, key):
+    # s3://bkt/dir/../x.row was written as that literal key and read as x.row
+    _write(s3.url("x.row"))
+    url = f"s3://{s3.bucket}/{key}"
+    calls = [lambda: rowformat.RowFileWriter(url, SCHEMA), lambda: rowformat.RowFileReader(url, SCHEMA),
+             lambda: rowformat.read_metadata(url), lambda: storage.open_file(url),
+             lambda: storage.delete(url), lambda: storage.file_size(url)]
+    if not key.endswith("/"):       # a trailing "/" is a directory's
+        calls += [lambda: storage.list_names(url), lambda: storage.walk(url)]
+    for call in calls:
+        with pytest.raises(rowformat.StorageError, match=f"^{url.replace('.', '[.]')}: "):
+            call()
+    assert s3.keys() == {"x.row"}
+
+
+def test_directory_urls_may_end_with_a_slash_but_not_hold_dots(s3):
+    _write(s3.url("d/x.row"))
+    assert storage.list_names(f"s3://{s3.bucket}/d/") == ["x.row"]
+    assert [p for p, _, _ in storage.walk(f"s3://{s3.bucket}/d/")] == [s3.url("d/x.row")]
+    for bad in ("d/../d/", "e/./d", "e//d/"):
+        with pytest.raises(rowformat.StorageError, match="segment"):
+            storage.list_names(f"s3://{s3.bucket}/{bad}")
+
+
+def test_the_key_written_is_the_key_read(s3):
+    url = s3.url("a/b/x.row")
+    _write(url)
+    assert s3.keys() == {"a/b/x.row"}
+    with rowformat.RowFileReader(url, SCHEMA) as r:
+        assert r.read().equals(_table(10).cast(r.arrow_schema))
+
+
+SECRET = "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEY"
+
+
+def test_credentials_in_a_url_are_refused_and_never_shown(s3, tmp_path, capfd):
+    from rowformat import cli
+    _write(s3.url("x.row"))
+    url = f"s3://AKIDEXAMPLE:{SECRET}@{s3.bucket}/x.row"
+    shown = f"s3://***@{s3.bucket}/x.row"
+    calls = [lambda: rowformat.RowFileWriter(url, SCHEMA), lambda: rowformat.RowFileReader(url, SCHEMA),
+             lambda: rowformat.read_metadata(url), lambda: rowformat.verify(url, SCHEMA),
+             lambda: rowformat.BlobFileReader(url, "BLOB"), lambda: storage.open_file(url),
+             lambda: storage.delete(url), lambda: storage.file_size(url),
+             lambda: storage.list_names(url), lambda: storage.walk(url),
+             lambda: rowformat.RowFileReader(url, SCHEMA, memory_map=True)]
+    for call in calls:
+        with pytest.raises((rowformat.StorageError, ValueError)) as e:
+            call()
+        assert SECRET not in str(e.value) and "AKIDEXAMPLE" not in str(e.value)
+        assert shown in str(e.value)
+    local = tmp_path / "x.row"
+    _write(local)
+    for argv in (["inspect", url], ["cat", url], ["cat", url, "--schema", SCHEMA],
+                 ["take", url, "1", "--schema", SCHEMA], ["verify", url, "--schema", SCHEMA],
+                 ["convert", str(local), url, "--schema", SCHEMA]):
+        assert cli.main(argv) != 0
+        out, err = capfd.readouterr()
+        assert SECRET not in out + err and "AKIDEXAMPLE" not in out + err, (argv, err)
+        assert shown in err, (argv, err)
+    assert s3.keys() == {"x.row"}
+
+
+def test_storage_error_redacts_userinfo():
+    e = storage.storage_error("gs://user:pw@b/k", "reading", OSError("gs://user:pw@b/k: boom"))
+    assert "pw" not in str(e) and "gs://***@b/k: reading" in str(e)
+    assert storage.redact("abfs://container@account.dfs.core.windows.net/x") == \
+        "abfs://container@account.dfs.core.windows.net/x"      # Azure's container@account
+    assert storage.redact("/tmp/a:b@c/x") == "/tmp/a:b@c/x"
+

@@ -165,11 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:     # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     from ..errors import RowFormatError, RowIndexError
+    from ..storage import redact
     out = sys.stdout
 
     def say(message) -> None:
-        # messages name files and carry text from them: escaped, one line
-        sys.stderr.write(f"rowformat {args.command}: {printable(message)}\n")
+        # messages name files and carry text from them: escaped, one line; and
+        # a URL's credentials (user:password@) never shown, whoever wrote the message
+        sys.stderr.write(f"rowformat {args.command}: {printable(redact(str(message)))}\n")
     try:
         return args.func(args, out)
     except UsageError as e:
