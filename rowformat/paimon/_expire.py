@@ -205,15 +205,19 @@ def _entry(e: dict, where: str) -> tuple[tuple, list[Any]]:
 
 
 def _as_path(p: Any) -> str | None:
-    """An external path as a URL, or a local path (pypaimon writes
-    ``file:/x``; ``file:///x`` too)."""
+    """An external path as a URL, or a local path for a ``file:`` URI of
+    this host (``file:/x`` as pypaimon and Java write it, ``file:///x``,
+    ``file://localhost/x``); another host's ``file://h/x`` stays a URI, which
+    is under no local root."""
     if not p:
         return None
     p = str(p)
     if p.startswith("file:"):
-        p = p[len("file:"):]
-        while p.startswith("//"):
-            p = p[1:]
+        rest = p[len("file:"):]
+        if not rest.startswith("//"):
+            return rest
+        host, _, path = rest[2:].partition("/")
+        return "/" + path if host in ("", "localhost") else p
     return p
 
 
@@ -226,6 +230,8 @@ def _plain(path: str) -> bool:
     """Whether ``path`` (a URL or an absolute local path) has no ``.``, ``..``
     or empty segments after its scheme and authority, so that comparing it
     with a root by prefix means what it says."""
+    if path.startswith("file:"):        # another host's file (_as_path): never ours
+        return False
     rest = path.split("://", 1)[1].partition("/")[2] if storage.is_url(path) else path[1:]
     return path.startswith("/") != storage.is_url(path) and \
         all(seg not in ("", ".", "..") for seg in (rest.split("/") if rest else ()))

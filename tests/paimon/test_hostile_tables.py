@@ -158,13 +158,15 @@ def test_an_external_path_is_looked_up_never_its_directory_walked(overwritten, t
     assert any("not under the table's data-file.external-paths" in str(w.message) for w in seen)
 
 
-def test_expiry_deletes_an_external_file_under_the_declared_roots(wh, tmp_path):
+@pytest.mark.parametrize("scheme", ["file://", "file://localhost", "file:"])
+def test_expiry_deletes_an_external_file_under_the_declared_roots(wh, tmp_path, scheme):
     """Data files pypaimon writes under data-file.external-paths go with
-    their snapshots; the external directory's other files stay."""
+    their snapshots (each URI form pypaimon writes); the external
+    directory's other files stay."""
     ext = tmp_path / "ext"
     ext.mkdir()
     (ext / "other.txt").write_bytes(b"x")
-    t = wh.create("ext", _data(1).schema, options={"data-file.external-paths": f"file://{ext}",
+    t = wh.create("ext", _data(1).schema, options={"data-file.external-paths": f"{scheme}{ext}",
                                                    "data-file.external-paths.strategy":
                                                        "round-robin"})
     for k in range(3):
