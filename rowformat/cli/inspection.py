@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import IO, Any
 
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK
-from .output import json_document, print_table, printable, problem_lines
+from .output import counted, json_document, print_table, printable, problem_lines
 from .schema_arg import load_schema, require_schema
 
 
@@ -106,7 +106,7 @@ def cmd_verify(args, out: IO[str]) -> int:
                           "message": p.message} for p in problems],
         }))
     elif ok:
-        extra = f": {report.num_rows} rows in {report.num_blocks} blocks" \
+        extra = f": {counted(report.num_rows, 'row')} in {counted(report.num_blocks, 'block')}" \
             if report.num_rows is not None else ""
         out.write(f"ok {printable(args.file)}{extra}\n")
     else:

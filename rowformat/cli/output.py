@@ -16,6 +16,11 @@ from typing import IO, Any, Iterator, Sequence
 from .exit_codes import UsageError
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 block``, ``2 blocks``: a count with its noun in number."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def printable(text: Any) -> str:
     """``text`` with every character that is not printable escaped as in a
     Python string literal (``\\n``, ``\\x1b``, ``\\u202e``): control characters,

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from ..errors import DatasetError, RowFormatError
 from .exit_codes import EXIT_BAD_FILE, EXIT_OK, UsageError
-from .output import (RowPrinter, columns_arg, json_document, print_table, printable,
+from .output import (RowPrinter, columns_arg, counted, json_document, print_table, printable,
                      problem_lines)
 
 PAIMON_HINT = "pip install 'rowformat[paimon]'"
@@ -182,8 +182,8 @@ def cmd_verify_table(args, out: IO[str]) -> int:
                 {"block": p.block, "row": p.row, "column": p.column, "message": p.message}
                 for p in problems]})
         elif not problems:     # each file as it is checked
-            out.write(f"ok {printable(d.path)}: {report.num_rows} rows in {report.num_blocks} "
-                      f"blocks\n")
+            out.write(f"ok {printable(d.path)}: {counted(report.num_rows, 'row')} in "
+                      f"{counted(report.num_blocks, 'block')}\n")
         else:
             for line in problem_lines(problems):
                 out.write(f"{printable(d.path)}: {line}\n")
@@ -253,13 +253,24 @@ def older_than_arg(text: str):
     without an offset, local time)."""
     import datetime as dt
     number, unit = text[:-1], text[-1:].lower()
-    if unit in _UNITS and number.isdigit():
-        return dt.timedelta(seconds=int(number) * _UNITS[unit])
+    too_far = UsageError(f"--older-than {printable(text)}: too far back (before year 1)")
+    if unit in _UNITS and number.isascii() and number.isdigit():
+        try:
+            when = dt.timedelta(seconds=int(number) * _UNITS[unit])
+            dt.datetime.now() - when            # OverflowError: before year 1
+        except OverflowError:
+            raise too_far from None
+        return when
     try:
-        return dt.datetime.fromisoformat(text)
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise UsageError(f"--older-than {text}: expected a duration (90s, 30m, 12h, 7d) or "
-                         f"an ISO 8601 time (2026-11-01T12:00:00)") from None
+        raise UsageError(f"--older-than {printable(text)}: expected a duration (90s, 30m, 12h, "
+                         f"7d) or an ISO 8601 time (2026-11-01T12:00:00)") from None
+    try:
+        (when if when.tzinfo else when.astimezone()).timestamp()    # naive: local time
+    except (OverflowError, ValueError, OSError):
+        raise too_far from None
+    return when
 
 
 def _check_table(args) -> None:
@@ -287,9 +298,9 @@ def cmd_expire(args, out: IO[str]) -> int:
         return EXIT_OK
     first, last = got.snapshots[0], got.snapshots[-1]
     ids = str(first) if first == last else f"{first}-{last}"
-    out.write(f"{verb} {len(got.snapshots)} snapshots ({ids}); earliest now {got.earliest}; "
-              f"{'would delete' if args.dry_run else 'deleted'} {got.files} files, "
-              f"{got.bytes} bytes\n")
+    out.write(f"{verb} {counted(len(got.snapshots), 'snapshot')} ({ids}); earliest now "
+              f"{got.earliest}; {'would delete' if args.dry_run else 'deleted'} "
+              f"{counted(got.files, 'file')}, {counted(got.bytes, 'byte')}\n")
     return EXIT_OK
 
 
@@ -303,7 +314,7 @@ def cmd_remove_orphans(args, out: IO[str]) -> int:
         out.write(json_document({**dataclasses.asdict(got), "dry_run": args.dry_run}))
         return EXIT_OK
     for path in got.files:
-        out.write(path + "\n")
-    out.write(f"{'would delete' if args.dry_run else 'deleted'} {len(got.files)} orphan files, "
-              f"{got.bytes} bytes\n")
+        out.write(printable(path) + "\n")
+    out.write(f"{'would delete' if args.dry_run else 'deleted'} "
+              f"{counted(len(got.files), 'orphan file')}, {counted(got.bytes, 'byte')}\n")
     return EXIT_OK

@@ -163,7 +163,7 @@ def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
     shown = printable(evil)
     assert shown.endswith(EVIL_SHOWN)
     code, out, _ = run(capfd, "verify", path)
-    assert code == 0 and out.splitlines() == [f"ok {shown}: 1 rows in 1 blocks",
+    assert code == 0 and out.splitlines() == [f"ok {shown}: 1 row in 1 block",
                                               f"ok {path} (snapshot 1): 1 .row data file(s)"]
     code, out, _ = run(capfd, "inspect", path)
     assert code == 0 and EVIL_SHOWN in out
@@ -299,7 +299,7 @@ def test_verify_a_table_with_external_data_paths(capfd, wh, tmp_path, scheme):
     assert not wh.data_files("ext")         # none in the table's own directory
     code, out, err = run(capfd, "verify", path)
     assert (code, err) == (0, "")
-    assert out.splitlines() == [f"ok {data}: 10 rows in 1 blocks",
+    assert out.splitlines() == [f"ok {data}: 10 rows in 1 block",
                                 f"ok {path} (snapshot 1): 1 .row data file(s)"]
     code, out, _ = run(capfd, "cat", path, "-f", "jsonl")
     assert code == 0 and sorted(r["id"] for r in _rows_of_jsonl(out)) == list(range(10))
@@ -338,7 +338,7 @@ def test_expire(capfd, append):
     wh, path = append
     before = sorted(os.listdir(os.path.join(path, "snapshot")))
     code, out, _ = run(capfd, "expire", path, "--retain-last", "1", "--dry-run")
-    assert code == 0 and out.startswith("would expire 1 snapshots (1); earliest now 2; "
+    assert code == 0 and out.startswith("would expire 1 snapshot (1); earliest now 2; "
                                         "would delete ")
     assert sorted(os.listdir(os.path.join(path, "snapshot"))) == before
     code, out, _ = run(capfd, "expire", path, "--retain-last", "1", "--older-than", "1h")
@@ -370,7 +370,7 @@ def test_remove_orphans(capfd, append):
     assert run(capfd, "remove-orphans", path) == (0, "deleted 0 orphan files, 0 bytes\n", "")
     os.utime(stray, (time.time() - 7200,) * 2)                  # written two hours ago
     code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "1h", "--dry-run")
-    assert (code, out) == (0, f"{stray}\nwould delete 1 orphan files, 123 bytes\n")
+    assert (code, out) == (0, f"{stray}\nwould delete 1 orphan file, 123 bytes\n")
     assert os.path.exists(stray)
     code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "1h", "--json")
     assert code == 0 and json.loads(out) == {"files": [stray], "bytes": 123, "dry_run": False}
@@ -383,3 +383,27 @@ def test_remove_orphans(capfd, append):
     assert code == 1 and "is after now" in err
     code, _, err = run(capfd, "remove-orphans", wh.root)
     assert code == 2 and "is not a Paimon table directory" in err
+
+
+@pytest.mark.parametrize("command", ["expire", "remove-orphans"])
+@pytest.mark.parametrize("when", ["99999999999d", "0001-01-01", "0001-01-01T00:00:00"])
+def test_older_than_too_far_back_is_a_usage_error(capfd, append, command, when):
+    _, path = append
+    code, out, err = run(capfd, command, path, "--older-than", when)
+    assert (code, out) == (2, "")
+    assert f"--older-than {when}: too far back (before year 1)" in err, err
+
+
+def test_remove_orphans_prints_hostile_names_escaped(capfd, append):
+    """An orphan's name with ESC, CR LF, C1 controls and U+202E cannot drive
+    the terminal or forge a line of output."""
+    _, path = append
+    name = "data-\x1b[31mred\r\ndeleted 0 orphan files\x85\u202e.row"
+    stray = os.path.join(path, "p=c", "bucket-0", name)
+    with open(stray, "wb") as f:
+        f.write(b"x")
+    os.utime(stray, (time.time() - 7200,) * 2)
+    code, out, _ = run(capfd, "remove-orphans", path, "--older-than", "1h", "--dry-run")
+    shown = os.path.join(path, "p=c", "bucket-0", "data-\\x1b[31mred\\r\\ndeleted 0 orphan "
+                                                   "files\\x85\\u202e.row")
+    assert (code, out) == (0, f"{shown}\nwould delete 1 orphan file, 1 byte\n")
