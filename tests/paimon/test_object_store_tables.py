@@ -299,3 +299,78 @@ def test_accelerated_to_torch_reads_an_s3_table(s3wh):
     assert fast.__getitems__(batch) == want
     assert fast.__getitems__(batch[::-1]) == want[::-1]
     assert rp.status().files_opened - opened == 2
+
+
+def _put(s3wh, key, data):
+    import pyarrow.fs as pafs
+    fs = pafs.S3FileSystem(**s3wh.s3.storage_options())
+    with fs.open_output_stream(f"{s3wh.s3.bucket}/{key}") as f:
+        f.write(data)
+
+
+def _get(s3wh, key):
+    import pyarrow.fs as pafs
+    fs = pafs.S3FileSystem(**s3wh.s3.storage_options())
+    with fs.open_input_stream(f"{s3wh.s3.bucket}/{key}") as f:
+        return f.read()
+
+
+def test_hostile_metadata_on_s3(s3wh):
+    """On a store: a stray snapshot-03 is no second snapshot 3 (the latest
+    stays), an object named like the snapshot directory where its objects
+    are gone stops orphan removal with nothing deleted, and an expired
+    manifest entry's external path in another bucket is not deleted."""
+    import fastavro
+    data = _data(900)
+    t = s3wh.create("hostile", data.schema)
+    for k in range(3):
+        write(t, data.slice(300 * k, 300), overwrite=True)
+    url, prefix = s3wh.url("hostile"), "wh/db.db/hostile/"
+    opts = s3wh.options
+    _put(s3wh, prefix + "snapshot/snapshot-03", _get(s3wh, prefix + "snapshot/snapshot-3"))
+    # snapshot 1's entries (ADD and the overwrite's DELETE) name a file in another bucket
+    s3wh.s3.server.make_bucket("precious")
+    victim = "s3://precious/keep.row"
+    import pyarrow.fs as pafs
+    fs = pafs.S3FileSystem(**s3wh.s3.storage_options())
+    with fs.open_output_stream("precious/keep.row") as f:
+        f.write(b"not the table's")
+    first = {e["_FILE"]["_FILE_NAME"] for e in _manifest_entries(s3wh, prefix, 1)}
+    for key in s3wh.s3.keys(prefix + "manifest/"):
+        if not key.rsplit("/", 1)[-1].startswith("manifest-") or "manifest-list-" in key:
+            continue
+        r = fastavro.reader(pa.BufferReader(_get(s3wh, key)))
+        schema, entries = r.writer_schema, list(r)
+        for e in entries:
+            if e["_FILE"]["_FILE_NAME"] in first:
+                e["_FILE"]["_EXTERNAL_PATH"] = victim
+        out = pa.BufferOutputStream()
+        fastavro.writer(out, schema, entries)
+        _put(s3wh, key, out.getvalue().to_pybytes())
+    with pytest.warns(UserWarning, match="names the external file 's3://precious/keep.row'"):
+        got = tables.expire_snapshots(url, retain_last=1, storage_options=opts)
+    assert got.snapshots == [1, 2] and got.earliest == 3
+    assert {k.rsplit("/", 1)[-1] for k in s3wh.s3.keys(prefix + "snapshot/")} \
+        == {"snapshot-3", "snapshot-03", "EARLIEST", "LATEST"}
+    with fs.open_input_stream("precious/keep.row") as f:
+        assert f.read() == b"not the table's"
+    assert sort(read(t)).select(["id", "part", "name", "v"]).equals(sort(data.slice(600)))
+    # the snapshot directory's objects gone, an object in its place
+    for key in s3wh.s3.keys(prefix + "snapshot/"):
+        fs.delete_file(f"{s3wh.s3.bucket}/{key}")
+    _put(s3wh, prefix + "snapshot", b"")
+    before = s3wh.s3.keys(prefix)
+    from rowformat.errors import StorageError
+    with pytest.raises(StorageError, match=f"{url}/snapshot: exists but cannot be listed"):
+        tables.remove_orphan_files(url, older_than=dt.timedelta(0), storage_options=opts)
+    assert s3wh.s3.keys(prefix) == before
+
+
+def _manifest_entries(s3wh, prefix, snapshot_id):
+    import json
+
+    import fastavro
+    snap = json.loads(_get(s3wh, f"{prefix}snapshot/snapshot-{snapshot_id}"))
+    lists = fastavro.reader(pa.BufferReader(_get(s3wh, prefix + "manifest/" + snap["deltaManifestList"])))
+    return [e for m in lists
+            for e in fastavro.reader(pa.BufferReader(_get(s3wh, prefix + "manifest/" + m["_FILE_NAME"])))]
