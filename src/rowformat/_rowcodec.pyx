@@ -25,6 +25,8 @@ from cpython.datetime cimport import_datetime, datetime_new
 from rowformat._wire cimport *
 # Growable byte buffers: src/rowformat/_buf.pxd.
 from rowformat._buf cimport *
+# Another object's buffer held out of the collector's sight: src/rowformat/_held.pxd.
+from rowformat._held cimport *
 
 import datetime as _dt
 import decimal as _decimal

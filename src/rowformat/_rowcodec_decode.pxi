@@ -522,7 +522,7 @@ cdef inline int row_span(const BlockView *b, int64_t i, int64_t *start, int64_t 
 
 
 @cython.final
-@cython.no_gc_clear    # tp_clear would drop the exporter unreleased: __dealloc__ releases it
+@cython.no_gc_clear    # tp_clear would leave v pointing into a freed offsets_owner
 cdef class Block:
     """A decompressed block: its bytes, row count and offset array, checked
     once so that row access is plain arithmetic.
@@ -530,16 +530,14 @@ cdef class Block:
     ``offsets`` and ``data_end`` describe the rows of a block's decompressed
     prefix instead (PrefixBlock): the row starts found by walking its rows,
     in native int32s, and where the last of them ends."""
-    cdef readonly object data
     cdef BlockView v
     cdef object offsets_owner
-    cdef Py_buffer view
+    cdef Held held              # data's buffer, hidden from the collector (_held.pxd)
 
     def __cinit__(self, data, bytes offsets=None, int64_t data_end=-1):
-        PyObject_GetBuffer(data, &self.view, PyBUF_SIMPLE)
-        self.data = data
-        self.v.ptr = <const uint8_t *> self.view.buf
-        cdef int64_t n = self.view.len
+        held_get(&self.held, data)
+        self.v.ptr = <const uint8_t *> self.held.view.buf
+        cdef int64_t n = self.held.view.len
         cdef int64_t rc
         self.v.size = n
         if offsets is not None:
@@ -560,8 +558,12 @@ cdef class Block:
         self.v.offsets = self.v.ptr + self.v.data_end
 
     def __dealloc__(self):
-        if self.data is not None:
-            PyBuffer_Release(&self.view)
+        held_release(&self.held)
+
+    @property
+    def data(self):
+        """The block's bytes: the object given."""
+        return held_obj(&self.held)
 
     @property
     def num_rows(self):
@@ -569,7 +571,7 @@ cdef class Block:
 
     @property
     def nbytes(self):
-        return self.view.len
+        return self.held.view.len
 
 
 # Expansion. A null costs one bit in the file, but dec_empty appends its full

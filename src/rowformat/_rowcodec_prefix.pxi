@@ -183,7 +183,7 @@ cdef rfz_dec *_spare_dec = NULL
 
 
 @cython.final
-@cython.no_gc_clear    # tp_clear would drop the exporter unreleased: __dealloc__ releases it
+@cython.no_gc_clear    # tp_clear would free out, which dec and outp point into
 cdef class PrefixBlock:
     """Block ``frame`` (its ZSTD frame, ``usize`` bytes and ``num_rows`` rows
     decompressed), decompressed and walked only as far as asked. With
@@ -194,8 +194,8 @@ cdef class PrefixBlock:
     leaves to libzstd, it is corrupt, or the rows do not walk. The caller
     then decompresses the whole block as usual, which reports any error."""
     cdef rfz_dec *dec
-    cdef object frame
-    cdef Py_buffer fview         # the frame's bytes (a view of a mapped file stays valid)
+    cdef Held frame              # the frame's bytes (a view of a mapped file stays valid),
+                                 # hidden from the collector (_held.pxd)
     cdef object out              # bytearray(usize): the output so far is its prefix
     cdef uint8_t *outp
     cdef int32_t *starts         # starts[0..walked]: row starts found so far
@@ -204,8 +204,7 @@ cdef class PrefixBlock:
     cdef readonly bint failed
 
     def __cinit__(self, frame, int64_t usize, int64_t num_rows):
-        PyObject_GetBuffer(frame, &self.fview, PyBUF_SIMPLE)
-        self.frame = frame
+        held_get(&self.frame, frame)
         self.usize = usize
         self.num_rows = num_rows
         self.row_bytes = usize - 4 - 4 * num_rows if num_rows else usize   # 0 rows: a bare frame
@@ -225,7 +224,8 @@ cdef class PrefixBlock:
         if self.starts == NULL or self.dec == NULL:
             raise MemoryError()
         self.starts[0] = 0
-        rc = rfz_init(self.dec, <const uint8_t *> self.fview.buf, self.fview.len, self.outp, usize)
+        rc = rfz_init(self.dec, <const uint8_t *> self.frame.view.buf, self.frame.view.len,
+                     self.outp, usize)
         if rc == RFZ_NOMEM:
             raise MemoryError()
         self.failed = rc != RFZ_OK
@@ -239,8 +239,7 @@ cdef class PrefixBlock:
                 rfz_free(self.dec)
                 free(self.dec)
         free(self.starts)
-        if self.frame is not None:
-            PyBuffer_Release(&self.fview)
+        held_release(&self.frame)
 
     @property
     def produced(self):
@@ -251,7 +250,7 @@ cdef class PrefixBlock:
     def nbytes(self):
         """What it holds: the output buffer, the frame, the decoder's tables
         and literals."""
-        return self.usize + self.fview.len + sizeof(rfz_dec) + RFZ_BLOCK_MAX + 4 * self.num_rows
+        return self.usize + self.frame.view.len + sizeof(rfz_dec) + RFZ_BLOCK_MAX + 4 * self.num_rows
 
     def advance(self, int64_t target):
         """Decompresses to at least ``target`` bytes (the frame's end at

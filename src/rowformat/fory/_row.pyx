@@ -33,6 +33,8 @@ cimport cython
 from rowformat._wire cimport *
 # Growable byte buffers: src/rowformat/_buf.pxd.
 from rowformat._buf cimport *
+# Another object's buffer held out of the collector's sight: src/rowformat/_held.pxd.
+from rowformat._held cimport *
 
 import threading as _threading
 import decimal as _decimal

@@ -58,10 +58,11 @@ cdef class Plan:
     def view(self, data, Py_ssize_t offset=0):
         cdef _Owner owner = _Owner(data)
         owner.plan = self
-        if offset < 0 or offset > owner.view.len:
-            raise MalformedRowError(f"offset {offset} outside a buffer of {owner.view.len} bytes")
-        return _make_struct_view_top(self, &self.root, <const uint8_t *> owner.view.buf + offset,
-                                     owner.view.len - offset, owner)
+        cdef Py_buffer *view = &owner.held.view
+        if offset < 0 or offset > view.len:
+            raise MalformedRowError(f"offset {offset} outside a buffer of {view.len} bytes")
+        return _make_struct_view_top(self, &self.root, <const uint8_t *> view.buf + offset,
+                                     view.len - offset, owner)
 
     # -- Arrow batches ------------------------------------------------------
 

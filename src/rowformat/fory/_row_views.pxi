@@ -5,23 +5,21 @@
 @cython.no_gc_clear
 cdef class _Owner:
     """Holds the Py_buffer of the viewed object for as long as any view
-    lives. Never cleared by the garbage collector (``no_gc_clear``): Cython's
-    ``tp_clear`` would drop the exporter (``view.obj``) without
-    ``PyBuffer_Release``, and a bytearray so dropped in a reference cycle is
-    freed with its buffer still exported ("SystemError: deallocated
-    bytearray object has exported buffers"). The view is released in
-    ``__dealloc__``; the same holds for ``Block`` and ``PrefixBlock``."""
-    cdef Py_buffer view
-    cdef object obj
+    lives, out of the garbage collector's sight (``Held``, _held.pxd: an
+    exporter the collector saw as garbage with its holder would be cleared
+    while exported, and a memoryview so cleared crashes), and released in
+    ``__dealloc__``; the same holds for ``Block`` and ``PrefixBlock``. Never
+    cleared by the collector (``no_gc_clear``): the plan, which holds no
+    views, needs no breaking, and kept until ``__dealloc__`` it outlives
+    every read through the owner."""
+    cdef Held held
     cdef object plan   # keeps the Node tree the views point into alive
 
     def __cinit__(self, obj):
-        PyObject_GetBuffer(obj, &self.view, PyBUF_SIMPLE)
-        self.obj = obj
+        held_get(&self.held, obj)
 
     def __dealloc__(self):
-        if self.obj is not None:
-            PyBuffer_Release(&self.view)
+        held_release(&self.held)
 
 
 cdef class StructView:
