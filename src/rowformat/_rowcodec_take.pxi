@@ -36,6 +36,7 @@ cdef struct PrefixJob:
 
 
 @cython.final
+@cython.no_gc_clear    # tp_clear would free outs, which the jobs' out point into
 cdef class BlockPrefixes:
     """Blocks to decompress, each whole or up to a row: ``frames`` (their
     ZSTD frames, any buffers), or None and ``fd`` with each frame's
@@ -47,7 +48,8 @@ cdef class BlockPrefixes:
     then ``blocks()``. With ``fd``, the caller keeps it open until every
     run() has returned."""
     cdef PrefixJob *items
-    cdef Py_buffer *views
+    cdef Py_buffer *views       # the frames': a malloc'd array, which Cython does not
+                                # traverse, so out of the collector's sight (_held.pxd)
     cdef int64_t n, nviews, max_frame
     cdef int64_t next_item
     cdef int fd
