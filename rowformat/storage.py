@@ -306,7 +306,7 @@ def list_names(url: str, storage_options: dict | None = None,
         try:
             return os.listdir(local)
         except OSError as e:
-            if isinstance(e, FileNotFoundError) and not os.path.lexists(local):
+            if not os.path.lexists(local):    # missing (or under a file: x.row/schema)
                 return []
             raise unlistable(url, e) from None
     fs, path = resolve(url, filesystem, storage_options)
