@@ -33,6 +33,9 @@ from .table_dirs import cmd_expire, cmd_remove_orphans
 
 __all__ = ["main", "build_parser"]
 
+# verify, head and cat: a table directory has its schema and refuses --schema
+_FOR_ROW_FILES = " (required for a .row file; not for a table directory)"
+
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
@@ -67,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", parents=[after], help="check every block and row; exit 1 on any problem")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
-    add_schema_argument(p, " (required)")
+    add_schema_argument(p, _FOR_ROW_FILES)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--snapshot", type=int, metavar="N",
                    help="for a Paimon table directory: its snapshot N (default the latest)")
@@ -76,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("head", parents=[after], help="the first rows")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-n", type=int, default=10, help="how many rows (default 10)")
-    add_schema_argument(p, " (required)")
+    add_schema_argument(p, _FOR_ROW_FILES)
     add_row_output_arguments(p, "table")
     p.set_defaults(func=cmd_head)
     p.add_argument("--snapshot", type=int, metavar="N",
@@ -86,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     p.add_argument("-r", "--rows", metavar="A:B",
                    help="a row range: A:B, A:, :B (negatives count from the end) or one row N")
-    add_schema_argument(p, " (required)")
+    add_schema_argument(p, _FOR_ROW_FILES)
     add_row_output_arguments(p, "jsonl")
     p.add_argument("--snapshot", type=int, metavar="N",
                    help="for a Paimon table directory: its snapshot N (default the latest)")
@@ -134,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("convert", parents=[after], help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
                        description="Formats come from the extensions (.row, .parquet, .arrow/"
-                                   ".feather, .arrows, .csv, .jsonl/.ndjson) or --from/--to.")
+                                   ".feather/.ipc, .arrows, .csv, .jsonl/.ndjson/.json) or "
+                                   "--from/--to.")
     p.add_argument("input")
     p.add_argument("output")
     p.add_argument("--from", dest="from_format", choices=FORMATS, help="input format")
