@@ -30,6 +30,7 @@ unreachable store fails in seconds with a :class:`StorageError` naming the URL.
 from __future__ import annotations
 
 import errno
+import hashlib
 import io
 import os
 import re
@@ -677,19 +678,49 @@ class _S3Multipart(io.RawIOBase):
     def commit(self, durable: bool = True) -> None:
         try:
             if self._upload_id is None:         # small: one PUT
-                self._client.put_object(Bucket=self.bucket, Key=self.key, Body=bytes(self._buf))
+                body = bytes(self._buf)
+                self._settle(lambda: self._client.put_object(Bucket=self.bucket, Key=self.key,
+                                                             Body=body),
+                             lambda: [hashlib.md5(body).digest()])
                 return
             if self._buf or not self._parts:
                 self._parts.append(io_pool().submit(self._upload_part, len(self._parts) + 1,
                                                     bytes(self._buf)))
                 self._buf = bytearray()
             parts = [f.result() for f in self._parts]
-            self._client.complete_multipart_upload(
+            self._settle(lambda: self._client.complete_multipart_upload(
                 Bucket=self.bucket, Key=self.key, UploadId=self._upload_id,
-                MultipartUpload={"Parts": parts})
+                MultipartUpload={"Parts": parts}),
+                lambda: [bytes.fromhex(p["ETag"].strip('"')) for p in parts])
             self._upload_id = None
         except Exception as e:
             raise storage_error(self.url, "uploading", e) from None
+
+    def _settle(self, complete: Callable, digests: Callable) -> None:
+        """complete() makes the object appear. When it raises, the store may
+        have done it and the reply been lost (a timeout; botocore's retry of
+        a completion then finds no upload): one HEAD tells. The object there
+        is this write's when its ETag is the one S3 gives these bytes (the
+        MD5 of a PUT's body, or ``"<MD5 of the parts' MD5s>-<parts>"``, from
+        ``digests()``): the write succeeded. Otherwise the error stands, and
+        an object there (another writer's) is left as it is."""
+        try:
+            complete()
+        except Exception as e:
+            try:
+                etag = self._client.head_object(Bucket=self.bucket, Key=self.key).get("ETag")
+            except Exception:
+                raise e from None   # no object (or no answer): the write failed
+            try:
+                md5s = digests()
+                ours = f'"{md5s[0].hex()}"' if self._upload_id is None else \
+                    f'"{hashlib.md5(b"".join(md5s)).hexdigest()}-{len(md5s)}"'
+            except ValueError:      # parts' ETags that are no MD5s (SSE-KMS): cannot tell
+                ours = None
+            if etag != ours:
+                raise StorageError(f"{self.url}: uploading: {redact(str(e).strip() or type(e).__name__)}; "
+                                   f"the object now there is not this write's (ETag {etag}): left "
+                                   f"as it is") from None
 
     def discard(self) -> None:
         self._buf = bytearray()
