@@ -5,7 +5,8 @@ users. Importing it does not import pypaimon.
 * open: :func:`is_table`, :func:`open_table` (``FileStoreTable.from_path``,
   no catalog; time travel by snapshot id or tag), :func:`pin` (the latest
   snapshot, so that a plan and the files read later agree),
-  :func:`create_table`;
+  :func:`create_table` (:func:`create_or_open` also says whether this call
+  created it; the table options are checked first: ``_table_options``);
 * schema: :func:`row_type`, :func:`arrow_schema`, :func:`file_fields` (the
   fields a data file holds: a primary-key table's ``_KEY_*`` and system
   fields first);
@@ -43,9 +44,12 @@ import pyarrow as pa
 
 from .. import schema_json, storage
 from ..arrow_cast import cast_batch
-from ..errors import DatasetError, PaimonIntegrationError, SchemaError, TableMetadataError
+from ..errors import (
+    DatasetError, PaimonIntegrationError, RowFormatError, SchemaError, TableMetadataError,
+    TableOptionError,
+)
 from ..types import RowType
-from . import _field_types
+from . import _field_types, _table_options
 from ._expire import Expired, expire
 from ._metadata import check_name, reading
 from ._orphans import Orphans, remove_orphans
@@ -273,6 +277,19 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
     """Creates the table at ``path`` (``file.format=row`` unless ``options``
     say otherwise; ``storage_options`` as for :func:`open_table`) and
     returns it; when another writer created it meanwhile, returns that one."""
+    return create_or_open(path, schema, partition_keys=partition_keys,
+                          primary_keys=primary_keys, options=options,
+                          storage_options=storage_options)[0]
+
+
+def create_or_open(path: str, schema: RowType, *, partition_keys: Iterable[str] = (),
+                   primary_keys: Iterable[str] = (), options: dict[str, str] | None = None,
+                   storage_options: dict | None = None):
+    """(table, created): :func:`create_table`'s table, and whether this call
+    created it: its own exclusive create of ``schema/schema-0`` succeeded
+    (False when another writer's create won the race, whose table is
+    returned). The options are checked first (TableOptionError names a
+    bad one): nothing is written for a table that could not be used."""
     _pypaimon_table_class()
     from pypaimon import Schema
     from pypaimon.common.file_io import FileIO
@@ -287,6 +304,7 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
                 raise SchemaError(f"{kind} key {k!r} is not a column; the columns are "
                                   f"{list(schema.names)}")
     opts = {"file.format": "row", **(options or {})}
+    _table_options.check_values(opts, primary_keys)
     if opts["file.format"] == "row":       # a block size no write could use: refused now
         from pypaimon.common.options.core_options import CoreOptions
         table_block_size(CoreOptions(Options(dict(opts))))
@@ -294,12 +312,23 @@ def create_table(path: str, schema: RowType, *, partition_keys: Iterable[str] = 
     file_io = FileIO.get(path, Options(catalog_options(path, storage_options)))
     manager = SchemaManager(file_io, path)
     try:
-        manager.create_table(Schema(fields=fields, partition_keys=partition_keys,
-                                    primary_keys=primary_keys, options=opts))
-    except RuntimeError:
+        # Accelerated: schema-0 is created only if absent, atomically, on every
+        # store (_rename, _commit), so exactly one racing creator gets True.
+        # pypaimon's create_table returns only after its own commit of
+        # schema-0 succeeded, and raises RuntimeError once it sees one there.
+        with acceleration():
+            manager.create_table(Schema(fields=fields, partition_keys=partition_keys,
+                                        primary_keys=primary_keys, options=opts))
+        created = True
+    except RuntimeError as e:
+        if isinstance(e.__cause__, RowFormatError):     # an unsafe store refused, say
+            raise e.__cause__ from None
         if not is_table(path, storage_options):   # not the "schema exists" race: a real failure
             raise
-    return open_table(path, storage_options=storage_options)
+        created = False
+    except ValueError as e:                 # pypaimon's own option checks
+        raise TableOptionError(f"{path}: {e}") from None
+    return open_table(path, storage_options=storage_options), created
 
 
 # ---------------------------------------------------------------- planning and reading
