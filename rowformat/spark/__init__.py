@@ -80,7 +80,8 @@ def register(spark) -> None:
     registered here runs with the session's (``spark.sparkContext.pythonExec``,
     the archive's ``./environment/bin/python``, ...). Prints nothing unless
     something is wrong (Spark's notice that it replaced the automatically
-    found source is silenced).
+    found source is filtered out of the driver's log, also where Spark
+    repeats it later, at each ``cache()``).
 
     Call it in every thread that reads or writes ``paimon-row``: Spark finds
     a Python data source through the calling thread's active session only,
@@ -89,8 +90,9 @@ def register(spark) -> None:
     after the first call it is quick (the worker check is made once)."""
     check_workers(spark)
     source = _import("datasource").configured(spark)
-    with _REGISTERING, _quiet(spark, "org.apache.spark.sql.execution.datasources.DataSourceManager"):
-        spark.dataSource.register(source)   # (locked: threads restore the log level in turn)
+    with _REGISTERING:
+        _hide_replaced_notice(spark)
+        spark.dataSource.register(source)
     _activate(spark)
 
 
@@ -102,46 +104,40 @@ def _activate(spark) -> None:
         spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
 
 
-class _quiet:
-    """Raises the JVM logger ``name`` to ERROR for the block (classic
-    sessions; a Connect server logs on the server), then restores it."""
+_DATA_SOURCE_MANAGER = "org.apache.spark.sql.execution.datasources.DataSourceManager"
+# Spark's WARN each time paimon-row is registered over the source it found by
+# itself, or over an earlier register(): on register(), and again on every
+# copy of the session's sources (each df.cache() copies the session)
+_REPLACED_NOTICE = f"The data source {FORMAT_NAME} replaced a "
 
-    def __init__(self, spark, name: str):
-        self.spark, self.name, self.restore = spark, name, None
 
-    def __enter__(self):
-        try:
-            from .preflight import is_connect
-            if is_connect(self.spark):
-                return self
-            jvm = self.spark.sparkContext._jvm
-            log4j = jvm.org.apache.logging.log4j
-            config = log4j.LogManager.getContext(False).getConfiguration()
-            current = config.getLoggerConfig(self.name)
-            explicit = current.getName() == self.name
-            before = current.getLevel() if explicit else None
-            level = log4j.Level.ERROR
-            if before is None or before.isLessSpecificThan(level):
-                log4j.core.config.Configurator.setLevel(self.name, level)
-                self.restore = (log4j, explicit, before)
-        except Exception:       # another logging backend: Spark's notice stays
-            self.restore = None
-        return self
-
-    def __exit__(self, *exc):
-        if self.restore is None:
-            return False
-        log4j, explicit, before = self.restore
-        try:
-            if explicit:
-                log4j.core.config.Configurator.setLevel(self.name, before)
-            else:
-                context = log4j.LogManager.getContext(False)
-                context.getConfiguration().removeLogger(self.name)
-                context.updateLoggers()
-        except Exception:
-            pass
-        return False
+def _hide_replaced_notice(spark) -> None:
+    """Adds a log4j filter that drops Spark's notices about paimon-row being
+    replaced, and nothing else, to the logger config that Spark's
+    DataSourceManager logs through (classic sessions; a Connect server logs
+    on the server): the replacement is what register() is for, and the
+    notice would otherwise come back at every ``cache()``, long after
+    register() returned. No logger config of its own is made for
+    DataSourceManager: Spark's console filter would then let that logger's
+    INFO lines through. Once per log4j configuration; another logging
+    backend keeps the notice."""
+    try:
+        from .preflight import is_connect
+        if is_connect(spark):
+            return
+        log4j = spark.sparkContext._jvm.org.apache.logging.log4j
+        config = log4j.LogManager.getContext(False).getConfiguration()
+        logger = config.getLoggerConfig(_DATA_SOURCE_MANAGER)   # the root's, unless configured
+        if _REPLACED_NOTICE in str(logger.getFilter()):
+            return
+        result = getattr(log4j.core, "Filter$Result")
+        notice = log4j.core.filter.StringMatchFilter.newBuilder() \
+            .setMatchString(_REPLACED_NOTICE).setOnMatch(result.DENY) \
+            .setOnMismatch(result.NEUTRAL).build()
+        notice.start()
+        logger.addFilter(notice)
+    except Exception:       # another logging backend: Spark's notice stays
+        pass
 
 
 def check_workers(spark) -> None:

@@ -15,9 +15,12 @@ venv) names a file in each executor's working directory. So:
   executor's ``sys.executable``, host and rowformat version (or its import
   error), within ``ROWFORMAT_SPARK_CHECK_TIMEOUT`` seconds (default 30). On
   Spark Connect there is no driver here to probe: the job alone answers, from
-  the server's workers. A failure raises :class:`WorkerPythonError` naming the
-  interpreter, the host and the fix that fits the deployment (archives, a
-  cluster-wide install, ``spark.pyspark.python``).
+  the server's workers, which the server starts with its own ``PYSPARK_PYTHON``
+  in a directory of each session's own (``<SparkFiles directory>/<session
+  id>``, one level below the unpacked ``spark.archives``). A failure raises
+  :class:`WorkerPythonError` naming the interpreter, the host and the fix that
+  fits the deployment (archives, a cluster-wide install, ``spark.pyspark.python``,
+  ``../environment/bin/python`` for a Connect server).
 - :class:`Shipped` is the base of every rowformat object that Spark pickles
   to a worker (readers, writers, UDFs): it is unpickled through a function
   sent by value, which imports rowformat first and, when that fails, raises
@@ -26,8 +29,10 @@ venv) names a file in each executor's working directory. So:
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +47,7 @@ _PROBE = "import rowformat._rowcodec, rowformat.spark, pyarrow"
 # (application, python) -> the failure, or None; "timeout" when no executor answered
 _checked: dict[tuple, str | None] = {}
 _DOCS = "docs/spark.md, 'Running on a cluster'"
+_DOCS_CONNECT = "docs/spark.md, 'Spark Connect'"
 TIMEOUT_ENV = "ROWFORMAT_SPARK_CHECK_TIMEOUT"
 
 
@@ -58,9 +64,36 @@ def _worker_facts() -> dict:
             "python_version": "%d.%d.%d" % _sys.version_info[:3]}
 
 
+def _shipped_pythons() -> list:
+    """The ``bin/python`` of each unpacked environment (a ``spark.archives``
+    archive) in this worker's working directory, or one level up when the
+    worker runs in a Spark Connect session's own directory, other than the
+    running interpreter's."""
+    import os as _os
+    import re as _re
+    import sys as _sys
+    here = _os.getcwd()
+    dirs = [here]
+    if _re.fullmatch(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", _os.path.basename(here)):
+        dirs.append(_os.path.dirname(here))
+    mine = _os.path.realpath(_sys.prefix)
+    found = []
+    for d in dirs:
+        try:
+            names = sorted(_os.listdir(d))
+        except OSError:
+            continue
+        for name in names:
+            top = _os.path.join(d, name)
+            if _os.path.isfile(_os.path.join(top, "bin", "python")) and \
+                    _os.path.realpath(top) != mine:
+                found.append(_os.path.join(top, "bin", "python"))
+    return found
+
+
 def _import_rowformat():
     """rowformat's version, importing what a task needs, or raises
-    ImportError naming this Python and host."""
+    ImportError naming this Python and host, and the fix that fits."""
     try:
         import pyarrow  # noqa: F401
         import rowformat
@@ -68,14 +101,28 @@ def _import_rowformat():
         import rowformat.spark  # noqa: F401
     except Exception as e:
         facts = _worker_facts()
+        shipped = _shipped_pythons()
+        if shipped:
+            # an archive is here but this task did not run it: the source
+            # Spark found by itself runs the driver JVM's interpreter variables
+            fix = (f"This executor holds a shipped Python environment ({shipped[0]}, from "
+                   f"spark.archives) that this task did not run: a paimon-row source that Spark "
+                   f"found by itself (spark.read.format('paimon-row') without "
+                   f"rowformat.spark.register(spark)) runs its tasks with the driver JVM's "
+                   f"PYSPARK_DRIVER_PYTHON or PYSPARK_PYTHON environment variable, else python3, "
+                   f"never with spark.pyspark.python or spark.pyspark.driver.python. Call "
+                   f"rowformat.spark.register(spark) once after creating the session: it "
+                   f"registers the source with the session's workers' Python")
+        else:
+            fix = (f"Ship rowformat with spark.archives (a venv-pack archive holding the "
+                   f"rowformat wheel, with PYSPARK_PYTHON=./environment/bin/python), install "
+                   f"the wheel into this Python on every node, or point spark.pyspark.python / "
+                   f"PYSPARK_PYTHON at a Python that has it")
         raise ImportError(
             f"rowformat cannot be imported by the Python this Spark task runs: "
             f"{facts['python']} (Python {facts['python_version']}) on host {facts['host']} "
-            f"(working directory {facts['cwd']}): {type(e).__name__}: {e}. Ship rowformat "
-            f"with spark.archives (a venv-pack archive holding the rowformat wheel, with "
-            f"PYSPARK_PYTHON=./environment/bin/python), install the wheel into this Python "
-            f"on every node, or point spark.pyspark.python / PYSPARK_PYTHON at a Python "
-            f"that has it (rowformat's {_DOCS})", name="rowformat") from e
+            f"(working directory {facts['cwd']}): {type(e).__name__}: {e}. {fix} "
+            f"(rowformat's {_DOCS})", name="rowformat") from e
     return rowformat.__version__
 
 
@@ -110,7 +157,7 @@ def _probe_task(_):
 
 
 _SHIPPED = "rowformat_spark_shipped"     # a module name nothing imports: by value
-for _f in (_worker_facts, _import_rowformat, _load_shipped, _probe_task):
+for _f in (_worker_facts, _shipped_pythons, _import_rowformat, _load_shipped, _probe_task):
     _f.__module__ = _SHIPPED
 
 
@@ -190,21 +237,53 @@ def driver_python(python: str, cwd: str | None) -> str:
     return python
 
 
+# Spark's temporary directories: <local dir>/spark-<uuid>/userFiles-<uuid>
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+# links this process made: link -> its target, removed when the process exits
+_links: dict[str, str] = {}
+_links_lock = threading.Lock()
+
+
+def _own_link_target(target: str, root: str, top: str) -> bool:
+    """Whether ``target`` is exactly what :func:`link_driver_archive` links
+    ``./top`` to, for some application whose SparkFiles directory was in the
+    same local directory as ``root``: ``<local dir>/spark-<uuid>/userFiles-<uuid>/top``."""
+    local = os.path.dirname(os.path.dirname(os.path.normpath(root)))
+    pattern = re.escape(local + os.sep) + f"spark-{_UUID}" + re.escape(os.sep) + \
+        f"userFiles-{_UUID}" + re.escape(os.sep + top)
+    return re.fullmatch(pattern, target) is not None
+
+
+def _remove_links() -> None:
+    """At exit: removes the links this process made that still point where
+    it made them (Spark deletes their targets as the application stops)."""
+    with _links_lock:
+        for link, target in list(_links.items()):
+            try:
+                if os.readlink(link) == target:
+                    os.remove(link)
+            except OSError:
+                pass
+            _links.pop(link, None)
+
+
 def link_driver_archive(python: str, cwd: str, root: str | None) -> str | None:
     """For a relative ``python`` inside an archive (``./environment/bin/python``
     with ``spark.archives=env.tar.gz#environment``): Spark extracts the archive
     for the driver in its SparkFiles directory ``root``, but starts the
     planning workers in the JVM's working directory ``cwd``. Links
-    ``cwd/environment`` to Spark's copy when it is missing (or is such a link
-    left by an earlier application, now dangling); never touches anything
-    else there. The link made, or None."""
+    ``cwd/environment`` to Spark's copy when it is missing, or when it is a
+    link of exactly the shape this function makes (into another
+    application's SparkFiles directory, see :func:`_own_link_target`) that
+    dangles now; never touches anything else there. The link is removed when
+    this process exits. The link made, or None."""
     parts = os.path.normpath(python).split(os.sep)
     if os.path.isabs(python) or len(parts) < 2 or parts[0] in ("", os.curdir, os.pardir) \
             or not root or not os.path.exists(os.path.join(root, python)):
         return None
     link, target = os.path.join(cwd, parts[0]), os.path.join(root, parts[0])
     if os.path.lexists(link):
-        ours = os.path.islink(link) and "userFiles-" in os.readlink(link)
+        ours = os.path.islink(link) and _own_link_target(os.readlink(link), root, parts[0])
         if not ours or os.path.exists(link):
             return None              # the user's own, or a live link of ours
         try:
@@ -215,6 +294,10 @@ def link_driver_archive(python: str, cwd: str, root: str | None) -> str | None:
         os.symlink(target, link)
     except OSError:
         return None
+    with _links_lock:
+        if not _links:
+            atexit.register(_remove_links)
+        _links[link] = target
     return link
 
 
@@ -277,13 +360,19 @@ def probe_executors(spark, timeout: float | None = None) -> dict | None:
     return json.loads(out["rows"][0][0])
 
 
+def _connect_advice() -> str:
+    return ("The Spark Connect server starts these workers, with its own PYSPARK_PYTHON "
+            "environment variable (else python3; it does not read spark.pyspark.python), in a "
+            "directory of each session's own: start the server with PYSPARK_PYTHON set to the "
+            "absolute path of a Python that has rowformat on every node, or with "
+            "spark.archives=<venv-pack archive>#environment and "
+            f"PYSPARK_PYTHON=../environment/bin/python ({_DOCS_CONNECT})")
+
+
 def _advice(spark, python: str | None, master: str, where: str) -> str:
     archives = _conf(spark, "spark.archives")
     if is_connect(spark):
-        return (f"The Spark Connect server starts these workers: start the server with a "
-                f"PYSPARK_PYTHON (or spark.pyspark.python) that has rowformat on every node, "
-                f"or with spark.archives=<venv-pack archive>#environment and "
-                f"PYSPARK_PYTHON=./environment/bin/python ({_DOCS})")
+        return _connect_advice()
     if python and not os.path.isabs(python) and os.sep in python:
         top = os.path.normpath(python).split(os.sep)[0]
         return (f"PYSPARK_PYTHON={python} names a file inside each worker's working "
@@ -306,19 +395,70 @@ def _advice(spark, python: str | None, master: str, where: str) -> str:
             f"at a Python that has rowformat on every node ({_DOCS})")
 
 
+def _ignored_conf(spark, python: str | None) -> str:
+    """A note when the session's ``spark.pyspark.python`` is not the Python
+    its workers run: PySpark takes the workers' Python from the
+    ``PYSPARK_PYTHON`` variable of this process (else python3), which only
+    spark-submit sets from the conf; a builder's conf never reaches it."""
+    conf = None if is_connect(spark) else _conf(spark, "spark.pyspark.python")
+    if not conf or conf == python:
+        return ""
+    return (f" The session's spark.pyspark.python is {conf}, but its workers run {python}: "
+            f"PySpark takes their Python from this process's PYSPARK_PYTHON environment "
+            f"variable (else python3), which spark-submit sets from --conf "
+            f"spark.pyspark.python and a builder's .config() does not; set "
+            f"PYSPARK_PYTHON={conf} before the session starts.")
+
+
+# Spark's error when it cannot start a worker's Python (Java's IOException)
+_CANNOT_RUN = re.compile(r'Cannot run program "([^"]*)"(?: \(in directory "([^"]*)"\))?')
+
+
+def _session_directory_failure(program: str | None, directory: str | None) -> str | None:
+    """The cause, when Spark could not start a relative ``program`` in a
+    Spark Connect session's own directory (``<SparkFiles directory>/<session
+    id>``, where Spark Connect starts each session's Python workers; the
+    SparkFiles directory is the executor's working directory on a cluster,
+    where spark.archives are unpacked)."""
+    if not program or not directory or os.path.isabs(program) or os.sep not in program:
+        return None
+    if not re.fullmatch(_UUID, os.path.basename(os.path.normpath(directory))):
+        return None
+    parts = os.path.normpath(program).split(os.sep)
+    if parts[0] == os.pardir:
+        return None
+    fixed = os.path.join(os.pardir, *parts)
+    return (f"Spark could not start the workers' Python {program!r} in {directory}: Spark "
+            f"Connect starts each session's Python workers in a directory of that session's "
+            f"own (its id, under the executor's working directory; under the SparkFiles "
+            f"directory on the driver and in local mode), so a relative PYSPARK_PYTHON "
+            f"resolves from there, one level below the ./{parts[0]} that spark.archives "
+            f"unpacks. Start the Connect server with PYSPARK_PYTHON={fixed} (with "
+            f"spark.archives=<venv-pack archive>#{parts[0]}), or with PYSPARK_PYTHON set to "
+            f"the absolute path of a Python that has rowformat on every node "
+            f"({_DOCS_CONNECT})")
+
+
 def _executor_failure(spark, python, master, report: dict) -> str:
     if report.get("spark_failed"):
         lines = [ln for ln in report["error"].splitlines() if ln.strip()]
         gist = next((ln for ln in lines if "Cannot run program" in ln or "Error" in ln),
                     lines[0] if lines else "the task failed")
+        found = _CANNOT_RUN.search(report["error"])
+        program, directory = found.groups() if found else (None, None)
+        session = _session_directory_failure(program, directory)
+        if session is not None:
+            return session
+        python = python or program        # Connect: the server's, known only from Spark
+        which = f"the workers' Python {python!r}" if python else "the workers' Python"
         return (f"Spark's check task on the executors failed before rowformat could report "
-                f"(the workers' Python {python!r} may not start there): {gist.strip()}. "
-                + _advice(spark, python, master, "executors"))
+                f"({which} may not start there): {gist.strip()}. "
+                + _advice(spark, python, master, "executors") + _ignored_conf(spark, python))
     return (f"Spark's Python workers on the executors cannot import rowformat: the check "
             f"task ran {report['python']} (Python {report.get('python_version')}) on host "
             f"{report.get('host')} (working directory {report.get('cwd')}): "
             f"{report.get('error_type', 'error')}: {report['error']}. "
-            + _advice(spark, python, master, "executors"))
+            + _advice(spark, python, master, "executors") + _ignored_conf(spark, python))
 
 
 def check_workers(spark) -> None:
@@ -349,7 +489,8 @@ def _check(spark, python: str | None, connect: bool) -> str | None:
                         f"plans the paimon-row source) cannot import rowformat ({failure}), so "
                         f"the source and rowformat's UDFs would fail in the workers "
                         f"(DATA_SOURCE_NOT_FOUND, ModuleNotFoundError). "
-                        + _advice(spark, python, master, "driver"))
+                        + _advice(spark, python, master, "driver")
+                        + _ignored_conf(spark, python))
     if not connect and _is_local(master):
         return None          # local mode: the executors are this JVM, their Python the above
     report = probe_executors(spark)
