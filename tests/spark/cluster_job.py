@@ -89,6 +89,8 @@ def pipeline(cfg, result):
     t = time.perf_counter()
     demo.main()
     result["pipeline_s"] = round(time.perf_counter() - t, 1)
+    result["driver_link"] = os.readlink("environment") if os.path.islink("environment") \
+        else None
 
 
 def unshipped(cfg, result):

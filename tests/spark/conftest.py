@@ -51,6 +51,15 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """test_cluster.py's standalone cluster (two workers that cannot see
+    this venv, the checkout's wheel packed as docs/spark.md's archive):
+    here, so that test_connect.py's Connect server runs on the same one."""
+    from .test_cluster import cluster_session
+    yield from cluster_session(tmp_path_factory)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "cluster: starts Spark processes of its own (a standalone cluster, a Spark "

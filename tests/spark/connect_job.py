@@ -1,7 +1,8 @@
 """A Spark Connect client (run by test_connect.py in its own process, as a
 user's script would be): docs/spark.md's Spark Connect recipe, then the
 paimon-row source and every rowformat.spark helper through the Connect
-session, each result checked against stock pypaimon. Prints one
+session, each result checked against stock pypaimon; first a plain Python
+UDF reports where the server's Python workers run. Prints one
 ``CONNECT-RESULT <json>`` line.
 
     python tests/spark/connect_job.py sc://127.0.0.1:15002 WORKDIR
@@ -20,6 +21,20 @@ def stock(path):
     return rb.new_read().to_arrow(rb.new_scan().plan().splits())
 
 
+def where_python_runs(_):
+    """A plain Python UDF (no rowformat): the Python it ran, where, and
+    whether the client's venv is hidden there (as on another node)."""
+    import json as _json
+    import os as _os
+    import sys as _sys
+    return _json.dumps({"python": _sys.executable, "cwd": _os.getcwd(),
+                        "prefix": _os.path.normpath(_sys.prefix),
+                        "venv_hidden": not _os.listdir(VENV) if _os.path.isdir(VENV) else True})
+
+
+VENV = sys.prefix       # the client's venv (sent by value with the UDF)
+
+
 def main():
     url, workdir = sys.argv[1], sys.argv[2]
     out = {}
@@ -36,6 +51,8 @@ def main():
     from rowformat.spark import preflight
     out["is_connect"] = preflight.is_connect(spark)
     out["probe"] = preflight.probe_executors(spark)
+    out["plain_udf"] = json.loads(spark.range(0, 1, 1, 1).select(
+        F.udf(where_python_runs, "string", useArrow=False)("id")).collect()[0][0])
 
     # a partitioned, row-tracking table; filter + aggregate
     path = os.path.join(workdir, "db.db", "events")
