@@ -15,6 +15,7 @@ the tasks inside the pickled reader or writer: executors need neither the
 driver's environment nor the session's settings."""
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from dataclasses import dataclass
@@ -51,6 +52,41 @@ def int_option(options, key: str, default: int) -> int:
 def key_list(options, key: str) -> list[str]:
     value = options.get(key)
     return [k.strip() for k in value.split(",") if k.strip()] if value else []
+
+
+# ---------------------------------------------------------------- option names
+
+# The options of a read and of a write, as the docs spell them (Spark hands
+# the names over lower-cased: they are compared so), besides ``paimon.<key>``.
+READ_OPTIONS = ("path", "paths", "snapshotId", "tag", "maxPartitionBytes", "bytesPerPartition",
+                "openCostInBytes", "defaultParallelism", "minPartitions", "rowIds",
+                "pushFilters", "paimonSchema", "rowNumbers", "rowsPerPartition", "batchRows",
+                "selection", "deletionVector")
+WRITE_OPTIONS = ("path", "partitionKeys", "primaryKeys", "bucket", "paimonSchema",
+                 "partitionOverwriteMode", "blobReferenceRoots")
+PAIMON_PREFIX = "paimon."
+
+
+def check_option_names(options, kind: str) -> None:
+    """Raises DatasetError for an option a ``kind`` ("read" or "write") does
+    not take, naming it and the closest known name: a misspelt option would
+    otherwise be ignored (``partitionKey`` made an unpartitioned table)."""
+    own, other = (READ_OPTIONS, WRITE_OPTIONS) if kind == "read" else \
+        (WRITE_OPTIONS, READ_OPTIONS)
+    known = {n.lower(): n for n in own}
+    for key in options:
+        name = key.lower()
+        if name in known or name.startswith(PAIMON_PREFIX):
+            continue
+        others = {n.lower(): n for n in other}
+        if name in others:
+            hint = f": {others[name]!r} is a {'write' if kind == 'read' else 'read'} option"
+        else:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {known[close[0]]!r}?" if close else ""
+        raise DatasetError(f"{FORMAT_NAME}: unknown {kind} option {key!r}{hint} (the {kind} "
+                           f"options are {', '.join(own)} and paimon.<Paimon option>; names "
+                           f"are case-insensitive)")
 
 
 # ---------------------------------------------------------------- storage settings
@@ -252,6 +288,7 @@ class Sources:
             paths = [options["path"]]
         else:
             raise ValueError(f"{FORMAT_NAME}: give a path: load(path) or save(path)")
+        check_option_names(options, "read")
         paths = [normalize_path(p) for p in paths]
         settings = storage_settings(options, captured)
         if len({scheme_of(p) for p in paths}) == 1:

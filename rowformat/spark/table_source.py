@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import warnings
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -19,13 +20,15 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
+from ..paimon._table_options import TableOptionWarning, canonical
+from ..paimon._table_options import unknown as unknown_table_options
 from ..storage import is_url, local_path_of
 from ..types import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
-    DATA_SUFFIX, check_columns, check_store, for_path, is_storage_option, key_list, list_names,
-    normalize_path, parse_paimon_schema, path_kind, requested_fields, scheme_of,
-    storage_settings,
+    DATA_SUFFIX, check_columns, check_option_names, check_store, for_path, is_storage_option,
+    key_list, list_names, normalize_path, parse_paimon_schema, path_kind, requested_fields,
+    scheme_of, storage_settings,
 )
 from .preflight import Shipped
 from .sizing import PartitionSizing
@@ -165,6 +168,7 @@ class TableWriter(Shipped, DataSourceArrowWriter):
                  captured: dict | None = None):
         # Runs once on the driver. The object is then pickled to every task
         # and used again for commit()/abort().
+        check_option_names(options, "write")
         if "path" not in options:
             raise ValueError(f"{FORMAT_NAME}: save(path) needs a path")
         self.path = normalize_path(options["path"])
@@ -181,24 +185,43 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         self.dynamic_overwrite = mode == "dynamic"
         self.reference_roots = options.get("blobreferenceroots")
         what = f"{FORMAT_NAME}: cannot write to {self.path}"
-        self.created = False              # whether this write created the table (see abort)
+        # Whether this write created the table: its own exclusive create of
+        # schema/schema-0 succeeded (never "no table was there when it looked":
+        # two first writes both find none, one create wins). See abort().
+        self.created = False
+        self.existing_dirs: frozenset[str] | None = None  # what was there before it
         if tb.is_table(self.path, self.storage_options):
-            table = self._open()
-            # Appends and overwrites keep the table's schema (Paimon changes
-            # schemas with ALTER TABLE, not with a write).
-            check_columns(schema, tb.row_type(table), what, subset=False)
+            self._check_existing(self._open(), options, schema, what)
         else:
             if path_kind(self.path, self.storage_options) == "file":
                 raise DatasetError(f"{self.path} is a file; a {FORMAT_NAME} write needs a "
                                    f"Paimon table directory")
             if any(n.endswith(DATA_SUFFIX) for n in list_names(self.path, self.storage_options)):
                 raise DatasetError(f"{what}: it holds .row files but is not a Paimon table")
-            table = tb.create_table(self.path, self._new_schema(options, schema),
-                                    partition_keys=key_list(options, "partitionkeys"),
-                                    primary_keys=key_list(options, "primarykeys"),
-                                    options=self._table_options(options),
-                                    storage_options=self.storage_options)
-            self.created = True
+            table_options = self._table_options(options)
+            before = local_dirs(self.path)
+            table, self.created = tb.create_or_open(
+                self.path, self._new_schema(options, schema),
+                partition_keys=key_list(options, "partitionkeys"),
+                primary_keys=key_list(options, "primarykeys"), options=table_options,
+                storage_options=self.storage_options)
+            if self.created:
+                self.existing_dirs = before
+            else:                     # another writer's create won: its table must fit too
+                self._check_existing(table, options, schema, what)
+
+    def _check_existing(self, table, options, schema: StructType, what: str) -> None:
+        # Appends and overwrites keep the table's schema and layout (Paimon
+        # changes them with ALTER TABLE, not with a write).
+        try:
+            check_columns(schema, tb.row_type(table), what, subset=False)
+        except SchemaError as e:
+            if tb.latest_snapshot_id(table) is not None:
+                raise
+            raise SchemaError(f"{e}. The table has no snapshot (a failed first write leaves "
+                              f"its empty table): to create it with other columns, delete "
+                              f"{self.path} first") from None
+        check_layout(options, table, what)
 
     def _open(self):
         return tb.open_table(self.path, storage_options=self.storage_options)
@@ -222,8 +245,9 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         # (storage settings, paimon.s3.* and the like, configure the
         # connection: never stored in the schema, which anyone reading the
         # table reads)
-        out = {k[len("paimon."):]: v for k, v in options.items()
+        out = {canonical(k[len("paimon."):]): v for k, v in options.items()
                if k.startswith("paimon.") and not is_storage_option(k[len("paimon."):])}
+        warn_unknown(out)
         if "bucket" in options:
             out["bucket"] = options["bucket"]
         if key_list(options, "primarykeys"):
@@ -257,21 +281,76 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         table = self._open()
         tb.abort(table, [m.messages for m in messages if m is not None])
         if self.created:
-            self._drop_uncommitted(table)
+            self._drop_new_directories()
 
-    def _drop_uncommitted(self, table) -> None:
-        """The failed write created the table: unless a snapshot exists (another
-        writer committed meanwhile), remove it (its schema files, and locally
-        the empty directories the aborted tasks left), so that no table stays
-        behind and a retry creates it afresh, with the retry's columns."""
-        if tb.latest_snapshot_id(self._open()) is not None:
+    # A failed first write keeps the table it created (schema/schema-0, no
+    # snapshot: a valid, empty table). Removing the schema cannot be made safe:
+    # once schema-0 is published, another writer may have opened the table
+    # (its first write lost the create race, or came a moment later) and may
+    # commit at any time; "no snapshot yet, so delete schema/" is two steps
+    # that such a commit can land between, leaving that job's reported rows
+    # in a directory no reader can open. An empty table costs nothing and
+    # reads as no rows; a retry with the same columns appends to it.
+    def _drop_new_directories(self) -> None:
+        """Removes the empty directories (locally) that this write created
+        and the aborted tasks left, deepest first: never one that was there
+        before the write (the user's own), nor the table's schema/."""
+        local = local_path_of(self.path) if is_url(self.path) else self.path
+        if not local or self.existing_dirs is None or not os.path.isdir(local):
             return
-        table.file_io.delete(f"{self.path.rstrip('/')}/schema", True)
-        local = self.path if not is_url(self.path) else local_path_of(self.path)
-        if local and os.path.isdir(local):
-            for directory, _, _ in os.walk(local, topdown=False):
-                if directory != local:
-                    try:
-                        os.rmdir(directory)     # only empty ones
-                    except OSError:
-                        pass
+        keep = self.existing_dirs | {".", tb.SCHEMA_DIR}
+        for directory, _, _ in os.walk(local, topdown=False):
+            if os.path.relpath(directory, local) not in keep:
+                try:
+                    # only an empty one: a concurrent writer's files keep theirs
+                    # (one that made a directory and has not yet opened its file
+                    # there sees its task fail and retried: no commit is lost)
+                    os.rmdir(directory)
+                except OSError:
+                    pass
+
+
+def local_dirs(path: str) -> frozenset[str] | None:
+    """The directories under the local ``path`` (relative, "." itself) that
+    exist now, or None for a URL (object stores keep no empty directories)."""
+    local = local_path_of(path) if is_url(path) else path
+    if not local:
+        return None
+    return frozenset(os.path.relpath(d, local) for d, _, _ in os.walk(local))
+
+
+def check_layout(options, table, what: str) -> None:
+    """Raises SchemaError when ``partitionKeys``, ``primaryKeys`` or
+    ``bucket`` are given for an existing table that says otherwise: a write
+    cannot change them, and ignoring them would leave the user believing
+    the table is laid out as asked."""
+    problems = []
+    for key, name, have in (("partitionkeys", "partitionKeys", table.partition_keys),
+                            ("primarykeys", "primaryKeys", table.primary_keys)):
+        if key in options and key_list(options, key) != list(have or []):
+            problems.append(f"option {name} is {options[key]!r} but the table's "
+                            f"{name[:-4].lower()} keys are {list(have or [])}")
+    if "bucket" in options:
+        have = table.options.bucket()
+        try:
+            same = int(options["bucket"].strip()) == have
+        except ValueError:
+            same = False
+        if not same:
+            problems.append(f"option bucket is {options['bucket']!r} but the table's bucket "
+                            f"is {have}")
+    if problems:
+        raise SchemaError(f"{what}: {'; '.join(problems)}. An existing table keeps its layout "
+                          f"(Paimon changes it with ALTER TABLE, not with a write): drop the "
+                          f"option, or write to a new table")
+
+
+def warn_unknown(table_options: dict[str, str]) -> None:
+    """Warns of each table option Paimon does not know (it is stored, as
+    Paimon keeps user options, but nothing reads it), naming the closest
+    known one: ``paimon.row-traking.enabled`` left row tracking off."""
+    for key, close in unknown_table_options(table_options).items():
+        hint = f" (did you mean 'paimon.{close}'?)" if close else ""
+        warnings.warn(f"{FORMAT_NAME}: option 'paimon.{key}' is not a Paimon table option"
+                      f"{hint}. It is stored in the table as a user option, which Paimon "
+                      f"ignores", TableOptionWarning, stacklevel=2)
