@@ -106,8 +106,9 @@ def cmd_verify(args, out: IO[str]) -> int:
                           "message": p.message} for p in problems],
         }))
     elif ok:
-        extra = f": {counted(report.num_rows, 'row')} in {counted(report.num_blocks, 'block')}" \
-            if report.num_rows is not None else ""
+        rows, blocks = report.num_rows, report.num_blocks
+        extra = f": {counted(rows, 'row')} in {counted(blocks, 'block')}" \
+            if rows is not None and blocks is not None else ""
         out.write(f"ok {printable(args.file)}{extra}\n")
     else:
         for line in problem_lines(problems, report):

@@ -262,15 +262,15 @@ def older_than_arg(text: str):
             raise too_far from None
         return when
     try:
-        when = dt.datetime.fromisoformat(text)
+        then = dt.datetime.fromisoformat(text)
     except ValueError:
         raise UsageError(f"--older-than {printable(text)}: expected a duration (90s, 30m, 12h, "
                          f"7d) or an ISO 8601 time (2026-11-01T12:00:00)") from None
     try:
-        (when if when.tzinfo else when.astimezone()).timestamp()    # naive: local time
+        (then if then.tzinfo else then.astimezone()).timestamp()    # naive: local time
     except (OverflowError, ValueError, OSError):
         raise too_far from None
-    return when
+    return then
 
 
 def _check_table(args) -> None:
