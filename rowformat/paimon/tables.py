@@ -50,7 +50,9 @@ from ..errors import (
 )
 from ..types import RowType
 from . import _field_types, _table_options
-from ._expire import Expired, expire
+from ._table_options import TableOptionWarning, canonical as canonical_option_name
+from ._table_options import unknown as unknown_table_options
+from ._expire import Expired, ExternalFileWarning, expire
 from ._metadata import check_name, reading
 from ._orphans import Orphans, remove_orphans
 from ._writer import table_block_size

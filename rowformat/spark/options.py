@@ -245,8 +245,8 @@ def check_store(path: str, settings: dict) -> None:
     try:
         storage.resolve(path, storage_options=file_options(path, settings))
     except (StorageError, OSError, ValueError, ImportError, TypeError) as e:
-        raise DatasetError(f"{FORMAT_NAME}: cannot reach {path}: no way to read or write "
-                           f"{scheme_of(path)}:// paths here ({e})") from None
+        raise DatasetError(f"{FORMAT_NAME}: cannot reach {storage.redact(path)}: no way to "
+                           f"read or write {scheme_of(path)}:// paths here ({e})") from None
 
 
 def path_kind(path: str, settings: dict) -> str | None:

@@ -20,8 +20,6 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
-from ..paimon._table_options import TableOptionWarning, canonical
-from ..paimon._table_options import unknown as unknown_table_options
 from ..storage import is_url, local_path_of
 from ..types import DataField, RowType
 from . import FORMAT_NAME
@@ -245,7 +243,7 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         # (storage settings, paimon.s3.* and the like, configure the
         # connection: never stored in the schema, which anyone reading the
         # table reads)
-        out = {canonical(k[len("paimon."):]): v for k, v in options.items()
+        out = {tb.canonical_option_name(k[len("paimon."):]): v for k, v in options.items()
                if k.startswith("paimon.") and not is_storage_option(k[len("paimon."):])}
         warn_unknown(out)
         if "bucket" in options:
@@ -349,8 +347,8 @@ def warn_unknown(table_options: dict[str, str]) -> None:
     """Warns of each table option Paimon does not know (it is stored, as
     Paimon keeps user options, but nothing reads it), naming the closest
     known one: ``paimon.row-traking.enabled`` left row tracking off."""
-    for key, close in unknown_table_options(table_options).items():
+    for key, close in tb.unknown_table_options(table_options).items():
         hint = f" (did you mean 'paimon.{close}'?)" if close else ""
         warnings.warn(f"{FORMAT_NAME}: option 'paimon.{key}' is not a Paimon table option"
                       f"{hint}. It is stored in the table as a user option, which Paimon "
-                      f"ignores", TableOptionWarning, stacklevel=2)
+                      f"ignores", tb.TableOptionWarning, stacklevel=2)
