@@ -16,6 +16,7 @@ from functools import lru_cache
 from ..errors import TableOptionError
 from ._option_names import JAVA_CORE, JAVA_FLINK, JAVA_PREFIXES
 
+
 class TableOptionWarning(UserWarning):
     """A table option that Paimon does not know (a misspelt one, most often)."""
 
