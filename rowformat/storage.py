@@ -307,7 +307,7 @@ def list_names(url: str, storage_options: dict | None = None,
         try:
             return os.listdir(local)
         except OSError as e:
-            if not os.path.lexists(local):    # missing (or under a file: x.row/schema)
+            if _missing(local):
                 return []
             raise unlistable(url, e) from None
     fs, path = resolve(url, filesystem, storage_options)
@@ -327,6 +327,20 @@ def list_names(url: str, storage_options: dict | None = None,
         raise unlistable(url, e) from None
     except OSError as e:
         raise storage_error(url, "listing", e) from None
+
+
+def _missing(local: str) -> bool:
+    """Whether nothing is at ``local`` because nothing is there (or a file
+    is on its way: ``x.row/schema``), not because a symlink on its way
+    dangles (``branch/b`` linked to a volume not mounted: its ``snapshot/``
+    is no more missing than the link)."""
+    p = local
+    while not os.path.lexists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            return True
+        p = parent
+    return p != local and os.path.exists(p)
 
 
 def unlistable(url: str, e: OSError) -> StorageError:
@@ -356,14 +370,20 @@ def walk(url: str, storage_options: dict | None = None) -> list[tuple[str, int, 
     """(path, size, modification time in seconds since the epoch or None
     where the store gives none) of every file under the directory ``url``,
     at any depth (none if it is missing or a file; a directory in it that
-    cannot be listed is a :class:`StorageError`): local paths for a local directory,
+    cannot be listed, or ``url`` itself a symlink to a directory, is a
+    :class:`StorageError`; symlinks to directories below it are not
+    followed): local paths for a local directory,
     else URLs under ``url`` (one paginated listing of the prefix on an
     object store)."""
     local = _local(url, None)
     if local is not None:
         out: list[tuple[str, int, float | None]] = []
-        if not os.path.lexists(local) or os.path.isfile(local):   # as on a store: no files under it
-            return out
+        if os.path.islink(local) and os.path.isdir(local):
+            # another directory's files (another table's, say) would be
+            # listed as this one's, to code that deletes what it lists
+            raise unlistable(url, OSError(errno.ELOOP, "a symlink to a directory, not followed"))
+        if os.path.isfile(local) or (not os.path.lexists(local) and _missing(local)):
+            return out                  # as on a store: no files under it
 
         def fail(e: OSError) -> None:   # os.walk skips what it cannot list, unless told
             if os.path.lexists(e.filename or local):
