@@ -73,6 +73,7 @@ class Table:
         self.root = root.rstrip("/") if storage.is_url(root) else root
         self.options = storage_options
         self._avro: dict[str, list[Any]] = {}
+        self._branches: list[str] | None = None
 
     def path(self, *names: str) -> str:
         return storage.join(self.root, *names)
@@ -87,26 +88,43 @@ class Table:
         return sorted({int(name[n:]) for name in storage.list_names(directory, self.options)
                        if name.startswith(prefix) and canonical_id(name[n:])})
 
-    def external_roots(self) -> list[str]:
-        """The ``data-file.external-paths`` of every schema the table and its
-        branches have had (a file written under an older schema's roots is
-        still the table's), each as :func:`_as_path` gives it."""
-        roots: set[str] = set()
-        homes = [self.root] + [self.path("branch", b) for b in self.branches()]
-        for home in homes:
+    def option_values(self, key: str) -> set[str]:
+        """The values of the table option ``key`` in every schema the table
+        and its branches have had (a file written under an older schema's
+        options is still the table's)."""
+        values: set[str] = set()
+        for home in [self.root] + [self.path("branch", b) for b in self.branches()]:
             schema_dir = storage.join(home, "schema")
             for sid in self.numbered(schema_dir, "schema-"):
                 options = self.json(storage.join(schema_dir, f"schema-{sid}")).get("options")
-                value = (options or {}).get("data-file.external-paths") if isinstance(options, dict) else None
-                for root in str(value or "").split(","):
-                    root = (_as_path(root.strip()) or "").rstrip("/")
-                    if root and _plain(root):
-                        roots.add(root)
-        return sorted(roots)
+                if isinstance(options, dict) and options.get(key) is not None:
+                    values.add(str(options[key]))
+        return values
+
+    def external_roots(self) -> list[str]:
+        """The table's ``data-file.external-paths``, each as :func:`_as_path` gives it."""
+        roots = {(_as_path(root.strip()) or "").rstrip("/")
+                 for value in self.option_values("data-file.external-paths")
+                 for root in value.split(",")}
+        return sorted(r for r in roots if r and _plain(r))
 
     def branches(self) -> list[str]:
-        return [b for b in storage.list_names(self.path("branch"), self.options)
-                if b.startswith("branch-")]
+        """The branch directories, each checked listable (one linked to a
+        volume not mounted must not read as an empty branch)."""
+        if self._branches is None:
+            names = [b for b in storage.list_names(self.path("branch"), self.options)
+                     if b.startswith("branch-")]
+            for b in names:
+                storage.list_names(self.path("branch", b), self.options)
+            self._branches = names
+        return self._branches
+
+    def listing(self) -> dict[str, frozenset[str]]:
+        """What names the snapshots a run keeps: the tag, branch and consumer
+        directories' names, to compare before deleting."""
+        dirs = ["tag", "branch", "consumer"] + [f"branch/{b}/tag" for b in self.branches()]
+        return {d: frozenset(storage.list_names(self.path(*d.split("/")), self.options))
+                for d in dirs}
 
     def read(self, path: str) -> bytes:
         """A metadata file's bytes; a local one must be a regular file (a
@@ -201,7 +219,11 @@ def _entry(e: dict, where: str) -> tuple[tuple, list[Any]]:
         check_name(extra, f"{where}: a manifest", "extra file")
         # an external data file's extra files are beside it
         names.append(external.rpartition("/")[0] + "/" + extra if external else extra)
-    return (e.get("_PARTITION"), e.get("_BUCKET"), f.get("_LEVEL"), name, external), names
+    # Paimon's identity of an entry (pypaimon's _entry_identifier): an ADD
+    # is undone only by a DELETE of all of these
+    extras = tuple(f.get("_EXTRA_FILES") or ())
+    return (e.get("_PARTITION"), e.get("_BUCKET"), f.get("_LEVEL"), name, extras,
+            f.get("_EMBEDDED_FILE_INDEX"), external), names
 
 
 def _as_path(p: Any) -> str | None:
@@ -212,13 +234,22 @@ def _as_path(p: Any) -> str | None:
     if not p:
         return None
     p = str(p)
-    if p.startswith("file:"):
-        rest = p[len("file:"):]
+    scheme, colon, rest = p.partition(":")
+    scheme = scheme.lower()
+    if colon and scheme == "file":
         if not rest.startswith("//"):
             return rest
         host, _, path = rest[2:].partition("/")
-        return "/" + path if host in ("", "localhost") else p
+        return "/" + path if host in ("", "localhost") else "file:" + rest
+    if colon and rest.startswith("//") and scheme.isalnum():
+        # one spelling per store: S3A:// and s3n:// name s3:// objects
+        return ("s3" if scheme in ("s3a", "s3n") else scheme) + ":" + rest
     return p
+
+
+def _is_external(name: str) -> bool:
+    """Whether a name from :func:`_entry` is an external path (not a bare file name)."""
+    return storage.is_url(name) or name.startswith(("/", "file:"))
 
 
 def canonical_id(text: str) -> bool:
@@ -244,6 +275,8 @@ def _external_files(table: Table, paths: set[str]) -> dict[str, int]:
     ``//x`` would be the whole file system). Others are skipped with a
     warning naming them: a manifest may name any path, and expiry deletes
     only what the table declares its own."""
+    if not paths:
+        return {}
     roots = table.external_roots()
     found: dict[str, int] = {}
     for path in sorted(paths):
@@ -287,7 +320,7 @@ def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | Non
     if any(not isinstance(c, int) or isinstance(c, bool) for c in consumers):
         raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
                                  f"a snapshot id: {consumers!r}")
-    protected = min((int(c) for c in consumers if c is not None), default=None)
+    protected = min((c for c in consumers if c is not None), default=None)   # (None: refused above)
     # as Paimon's: ids below latest - retain_last + 1 may go; and by count
     # too, so a gap in the ids never lets one of the last retain_last go
     boundary = ids[-1] - retain_last + 1 if ids else 0
@@ -350,11 +383,24 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
                            f"snapshot always stays), not {given!r}")
     retain_last = int(retain_last)
     snap_dir = table.path("snapshot")
+    listed = table.listing()
     ids = table.numbered(snap_dir, "snapshot-")
+    missing = sorted(set(range(ids[0], ids[-1] + 1)) - set(ids)) if ids else []
+    if missing:
+        # Paimon's snapshots are contiguous (expiry takes the oldest first);
+        # with a gap, readers that trust LATEST may see another latest
+        raise TableMetadataError(f"{snap_dir}: snapshots {ids[0]}-{ids[-1]} lack "
+                                 f"{missing[:10]}: not expiring a table whose snapshot ids "
+                                 f"have a gap, nothing deleted")
     doomed_ids = _to_expire(table, ids, retain_last, cutoff_millis(older_than))
     if not doomed_ids:
         return Expired([], ids[0] if ids else None, 0, 0)
     keep = anchors(table, ids[len(doomed_ids):])
+    unclear = sorted(f for f in keep.data if _is_external(f) and not _plain(f))
+    if unclear:
+        raise TableMetadataError(f"{root}: a snapshot, tag or branch kept names the external "
+                                 f"file {unclear[0]!r}, a path that is not canonical: which "
+                                 f"file it is cannot be told, so nothing is deleted")
     gone = Refs()
     for sid in doomed_ids:
         try:
@@ -366,7 +412,7 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     doomed = {"manifest": manifests | lists, "index": gone.index - keep.index,
               "statistics": gone.statistics - keep.statistics}
     data = gone.data - keep.data
-    external = {f for f in data if storage.is_url(f) or f.startswith("/")}
+    external = {f for f in data if _is_external(f)}
     data -= external
     found: dict[str, int] = {}      # path -> size of each file that goes
     in_data_dirs = data | doomed["index"]        # index-file-in-data-file-dir puts them there
@@ -374,17 +420,22 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         names = doomed.get(top, in_data_dirs if top not in METADATA_DIRS else ())
         if names and not top.startswith("."):
             found.update((p, n) for p, n, _ in storage.walk(table.path(top), table.options)
-                         if p.rsplit("/", 1)[-1] in names)
+                         if p.rsplit("/", 1)[-1] in names and p not in keep.data)
     found.update(_external_files(table, external))
     earliest = ids[len(doomed_ids)]
     if ids[-1] in doomed_ids:       # cannot happen: a last guard before deleting
         raise TableMetadataError(f"{snap_dir}: expiry chose the latest snapshot, "
                                  f"{ids[-1]}: nothing deleted")
+    if table.listing() != listed:
+        # a tag, branch or consumer made meanwhile may hold what would go
+        # (Paimon's expiry does not look again)
+        raise TableMetadataError(f"{root}: a tag, branch or consumer was added or removed "
+                                 f"while expiry read the table: nothing deleted; run it again")
     if not dry_run:
         # Paimon's order, each phase done before the next: what a manifest
         # names, then manifests, then what names them, then the snapshots
         # oldest first, so a run cut short leaves only files a re-run finds
-        manifest_dir = table.path("manifest")
+        manifest_dir = table.path("manifest") + "/"
         in_manifest_dir = {p for p in found if p.startswith(manifest_dir)}
         name_of = {p: p.rsplit("/", 1)[-1] for p in in_manifest_dir}
         delete_all(table, [p for p in found if p not in in_manifest_dir])

@@ -29,6 +29,7 @@ find them, as no manifest names them. This is Paimon's orphan-file clean:
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ from ._expire import METADATA_DIRS, Refs, Table, anchors, cutoff_millis, delete_
 
 
 _FLAT_DIRS = ("manifest", "index", "statistics")   # metadata directories with candidates
+_BUCKET_DIR = re.compile(r"bucket-(?:[0-9]+|postpone)")
 _ATTEMPTS = 3                   # reads of what is used, when a file vanishes meanwhile
 
 
@@ -62,6 +64,7 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
     used = _used(table)
     names = used.manifests | used.lists | used.index | used.statistics \
         | {n.rsplit("/", 1)[-1] for n in used.data}
+    data_dirs = table.option_values("data-file.path-directory")
     found = []
     for top in storage.list_names(table.root, table.options):
         if top.startswith(".") or (top in METADATA_DIRS and top not in _FLAT_DIRS):
@@ -71,7 +74,7 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
             parts = [top] + p[len(base):].strip("/").split("/")
             if parts[-1] in names or mtime is None or mtime * 1000 >= cutoff:
                 continue
-            if (len(parts) == 2 and top in _FLAT_DIRS) or _in_bucket_dir(parts):
+            if (len(parts) == 2 and top in _FLAT_DIRS) or _in_bucket_dir(parts, data_dirs):
                 found.append((p, n))
     found.sort()
     if not used.snapshots and found:
@@ -86,12 +89,17 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
     return Orphans([p for p, _ in found], sum(n for _, n in found))
 
 
-def _in_bucket_dir(parts: list[str]) -> bool:
+def _in_bucket_dir(parts: list[str], data_dirs: set[str]) -> bool:
     """Whether a file (its path's parts under the table) lies directly in a
-    bucket directory, under partition directories and perhaps
-    ``data-file.path-directory`` (the first part)."""
-    return (len(parts) >= 2 and parts[0] not in METADATA_DIRS
-            and parts[-2].startswith("bucket-") and all("=" in d for d in parts[1:-2]))
+    bucket directory (``bucket-<n>``, ``bucket-postpone``), under partition
+    directories (``k=v``) and perhaps the table's
+    ``data-file.path-directory`` (the first part): never in another
+    directory's ``bucket-0`` (a table nested in this one, a backup copy)."""
+    dirs = parts[:-1]
+    if dirs and dirs[0] in data_dirs:
+        dirs = dirs[1:]
+    return bool(dirs) and _BUCKET_DIR.fullmatch(dirs[-1]) is not None \
+        and all("=" in d for d in dirs[:-1])
 
 
 def _used(table: Table) -> Refs:

@@ -3,18 +3,20 @@ no Paimon writer makes (stray names, unlistable directories, external paths
 anywhere): the latest snapshot and every file a kept snapshot, tag or
 consumer needs stay, stock pypaimon reads the table as before, and what
 cannot be decided is an error naming the path, with nothing deleted."""
+import copy
 import datetime as dt
 import json
 import os
 import shutil
+import uuid
 import warnings
 
 import pytest
 
-from rowformat.errors import DatasetError, StorageError
+from rowformat.errors import DatasetError, StorageError, TableMetadataError
 from rowformat.paimon import tables
 
-from ._tables import read, sort
+from ._tables import read, sort, write
 from .test_expire import _data, _data_files, _files, overwrite, overwritten  # noqa: F401
 
 DAY = dt.timedelta(days=1)
@@ -182,3 +184,171 @@ def test_expiry_deletes_an_external_file_under_the_declared_roots(wh, tmp_path, 
     after = external()
     assert len(after) == 2 and "other.txt" in after and after < before
     assert sort(read(t)) == sort(_data(100, start=2000))
+
+
+def _two_appends(wh):
+    """Snapshots 1 and 2 of an unpartitioned table, 10 rows each."""
+    t = wh.create("two", _data(1).schema)
+    for k in range(2):
+        write(t, _data(10, start=100 * k))
+    return t, os.path.join(wh.root, "db.db", "two")
+
+
+def _rewrite_kept_manifest(path, change):
+    """Snapshot 2's base manifest rewritten as ``change(entries)`` gives it
+    (a new manifest file, named by the manifest list in place)."""
+    import fastavro
+    md = os.path.join(path, "manifest")
+
+    def load(name):
+        with open(os.path.join(md, name), "rb") as f:
+            r = fastavro.reader(f)
+            return r.writer_schema, list(r)
+
+    snap = json.load(open(os.path.join(path, "snapshot", "snapshot-2")))
+    list_schema, lists = load(snap["baseManifestList"])
+    schema, entries = load(lists[0]["_FILE_NAME"])
+    entries = change(entries)
+    name = f"manifest-{uuid.uuid4()}-0"
+    with open(os.path.join(md, name), "wb") as f:
+        fastavro.writer(f, schema, entries)
+    lists[0].update(_FILE_NAME=name, _FILE_SIZE=os.path.getsize(os.path.join(md, name)),
+                    _NUM_DELETED_FILES=sum(e["_KIND"] for e in entries))
+    with open(os.path.join(md, snap["baseManifestList"]), "wb") as f:
+        fastavro.writer(f, list_schema, lists)
+
+
+def test_a_kept_file_named_by_an_external_path_inside_the_table_stays(wh):
+    """Kept snapshot 2 names snapshot 1's file by its path in the table,
+    snapshot 1 by its bare name: it is the same file, and it stays."""
+    t, path = _two_appends(wh)
+
+    def by_path(entries):
+        for e in entries:
+            e["_FILE"]["_EXTERNAL_PATH"] = "file:" + os.path.join(path, "bucket-0",
+                                                                 e["_FILE"]["_FILE_NAME"])
+        return entries
+
+    _rewrite_kept_manifest(path, by_path)
+    want = sort(read(t))
+    assert tables.expire_snapshots(path, retain_last=1).snapshots == [1]
+    assert sort(read(t)) == want
+
+
+def test_an_add_is_undone_only_by_a_delete_of_the_same_entry(wh):
+    """Paimon's identity of an entry includes its extra files: ADD(A, extra
+    [x]) then DELETE(A, no extras) leaves A live, for pypaimon and expiry."""
+    t, path = _two_appends(wh)
+
+    def add_then_delete(entries):
+        e = entries[0]
+        add = copy.deepcopy(e)
+        add["_FILE"]["_EXTRA_FILES"] = [e["_FILE"]["_FILE_NAME"] + ".idx"]
+        open(os.path.join(path, "bucket-0", e["_FILE"]["_FILE_NAME"] + ".idx"), "wb").close()
+        delete = copy.deepcopy(e)
+        delete["_KIND"], delete["_FILE"]["_EXTRA_FILES"] = 1, []
+        return [add, delete]
+
+    _rewrite_kept_manifest(path, add_then_delete)
+    want = sort(read(t))
+    assert tables.expire_snapshots(path, retain_last=1).snapshots == [1]
+    assert sort(read(t)) == want
+
+
+@pytest.mark.parametrize("spelling", ["{d}//bucket-0/{n}", "{d}/./bucket-0/{n}"])
+def test_a_kept_external_path_that_is_not_canonical_stops_expiry(wh, tmp_path, spelling):
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    t = wh.create("ext", _data(1).schema, options={"data-file.external-paths": f"file://{ext}",
+                                                   "data-file.external-paths.strategy":
+                                                       "round-robin"})
+    for k in range(2):
+        write(t, _data(10, start=100 * k))
+    path = os.path.join(wh.root, "db.db", "ext")
+
+    def respell(entries):
+        for e in entries:
+            e["_FILE"]["_EXTERNAL_PATH"] = "file:" + spelling.format(d=ext,
+                                                                    n=e["_FILE"]["_FILE_NAME"])
+        return entries
+
+    _rewrite_kept_manifest(path, respell)
+    before = _files(path) | {str(p) for p in ext.rglob("*")}
+    with pytest.raises(TableMetadataError, match="a path that is not canonical.*nothing is "
+                                                 "deleted"):
+        tables.expire_snapshots(path, retain_last=1)
+    assert _files(path) | {str(p) for p in ext.rglob("*")} == before
+
+
+def test_a_tag_made_while_expiry_reads_stops_it(overwritten, monkeypatch):
+    """Another process tags snapshot 3 after expiry read the tags and before
+    it deletes: it stops, and the tag reads."""
+    from rowformat.paimon import _expire
+    t, path = overwritten
+    want = sort(read(t))
+    stock = _expire._external_files
+
+    def meanwhile(table, paths):
+        t.create_tag("made-meanwhile", 3)
+        return stock(table, paths)
+
+    monkeypatch.setattr(_expire, "_external_files", meanwhile)
+    before = _files(path)
+    with pytest.raises(TableMetadataError, match="added or removed while expiry read the "
+                                                 "table: nothing deleted"):
+        tables.expire_snapshots(path, retain_last=1)
+    assert _files(path) - before == {"tag/tag-made-meanwhile"}
+    assert sort(read(t)) == want
+
+
+def test_a_gap_in_the_snapshot_ids_stops_expiry(overwritten):
+    t, path = overwritten
+    os.unlink(os.path.join(_snapshot_dir(path), "snapshot-2"))
+    before = _files(path)
+    with pytest.raises(TableMetadataError, match=r"snapshots 1-4 lack \[2\].*nothing deleted"):
+        tables.expire_snapshots(path, retain_last=1)
+    assert _files(path) == before
+
+
+def test_a_branch_linked_to_a_volume_not_mounted_stops_both(overwritten):
+    t, path = overwritten
+    os.makedirs(os.path.join(path, "branch"))
+    os.symlink(path + ".unmounted", os.path.join(path, "branch", "branch-b"))
+    before = _files(path)
+    for run in (lambda: tables.expire_snapshots(path, retain_last=1),
+                lambda: tables.remove_orphan_files(path, older_than=dt.timedelta(0))):
+        with pytest.raises(StorageError, match="branch-b: exists but cannot be listed"):
+            run()
+    assert _files(path) == before
+
+
+def test_orphan_removal_never_follows_a_symlinked_directory(wh, overwritten):
+    """Table b's bucket-0 linked to table a's: a's files are not b's orphans."""
+    t, path = overwritten
+    other = wh.create("other", _data(1).schema)
+    write(other, _data(10))
+    other_path = os.path.join(wh.root, "db.db", "other")
+    shutil.move(os.path.join(path, "part=0"), os.path.join(path, "part=0.real"))
+    os.symlink(os.path.join(other_path, "bucket-0"), os.path.join(path, "part=0"))
+    before = _files(other_path)
+    with pytest.raises(StorageError, match="a symlink to a directory, not followed"):
+        tables.remove_orphan_files(path, older_than=dt.timedelta(0))
+    assert _files(other_path) == before and len(read(other)) == 10
+
+
+@pytest.mark.parametrize("where", ["child", "backup/old"])
+def test_orphan_removal_leaves_bucket_directories_outside_the_tables_layout(overwritten, where):
+    """A table nested in this one, a backup copy: their bucket-0 is not the
+    table's; nor is a partition directory's _SUCCESS under a key named bucket-k."""
+    t, path = overwritten
+    stray = os.path.join(path, where, "bucket-0", "data-x.row")
+    os.makedirs(os.path.dirname(stray))
+    open(stray, "wb").close()
+    success = os.path.join(path, "bucket-k=1", "_SUCCESS")
+    os.makedirs(os.path.dirname(success))
+    open(success, "wb").close()
+    then = (dt.datetime.now() - 2 * DAY).timestamp()
+    for f in (stray, success):
+        os.utime(f, (then, then))
+    tables.remove_orphan_files(path, older_than=DAY)
+    assert os.path.exists(stray) and os.path.exists(success)
