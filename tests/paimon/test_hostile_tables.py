@@ -105,6 +105,14 @@ def test_orphan_removal_refuses_a_table_with_data_files_and_no_snapshot(overwrit
     assert _files(path) == before
 
 
+def _avro(path, name):
+    """(writer schema, records) of the table's ``manifest/<name>``."""
+    import fastavro
+    with open(os.path.join(path, "manifest", name), "rb") as f:
+        r = fastavro.reader(f)
+        return r.writer_schema, list(r)
+
+
 def _external_entry(path, target):
     """Every manifest entry (ADD and DELETE) of snapshot 1's data files made
     to name ``target`` as their external path, as a hostile or damaged
@@ -112,17 +120,12 @@ def _external_entry(path, target):
     import fastavro
     manifest_dir = os.path.join(path, "manifest")
 
-    def records(name):
-        with open(os.path.join(manifest_dir, name), "rb") as f:
-            r = fastavro.reader(f)
-            return r.writer_schema, list(r)
-
     snap = json.load(open(os.path.join(path, "snapshot", "snapshot-1")))
-    first = {e["_FILE"]["_FILE_NAME"] for m in records(snap["deltaManifestList"])[1]
-             for e in records(m["_FILE_NAME"])[1]}
+    first = {e["_FILE"]["_FILE_NAME"] for m in _avro(path, snap["deltaManifestList"])[1]
+             for e in _avro(path, m["_FILE_NAME"])[1]}
     for name in os.listdir(manifest_dir):
         if name.startswith("manifest-") and not name.startswith("manifest-list-"):
-            schema, entries = records(name)
+            schema, entries = _avro(path, name)
             for e in entries:
                 if e["_FILE"]["_FILE_NAME"] in first:
                     e["_FILE"]["_EXTERNAL_PATH"] = target
@@ -199,15 +202,9 @@ def _rewrite_kept_manifest(path, change):
     (a new manifest file, named by the manifest list in place)."""
     import fastavro
     md = os.path.join(path, "manifest")
-
-    def load(name):
-        with open(os.path.join(md, name), "rb") as f:
-            r = fastavro.reader(f)
-            return r.writer_schema, list(r)
-
     snap = json.load(open(os.path.join(path, "snapshot", "snapshot-2")))
-    list_schema, lists = load(snap["baseManifestList"])
-    schema, entries = load(lists[0]["_FILE_NAME"])
+    list_schema, lists = _avro(path, snap["baseManifestList"])
+    schema, entries = _avro(path, lists[0]["_FILE_NAME"])
     entries = change(entries)
     name = f"manifest-{uuid.uuid4()}-0"
     with open(os.path.join(md, name), "wb") as f:
