@@ -188,6 +188,19 @@ def test_two_concurrent_jobs_appending_lose_nothing(spark, lake):
     assert all(r.status in (200, 412) for r in puts), [(r.key, r.status) for r in puts]
 
 
+def test_a_failed_first_write_beside_a_concurrent_one_on_s3(spark, lake, tmp_path):
+    """Issue 40, item 3, on the store (its create is a conditional PUT): the
+    failed first write keeps the table another job commits to."""
+    from .test_write_safety import race_a_failed_first_write
+    url = lake.table_url("raced")
+    a_errors, b_errors = race_a_failed_first_write(spark, url, str(tmp_path), lake.options,
+                                                   lake.catalog_options)
+    assert len(a_errors) == 1 and "write A fails" in a_errors[0]
+    assert b_errors == []
+    assert sorted(lake.stock_read("raced").column("id").to_pylist()) == [100, 101, 102, 103, 104]
+    assert lake.keys("wh/db.db/raced/schema/") == [f"{lake.bucket}/wh/db.db/raced/schema/schema-0"]
+
+
 def test_a_table_written_by_stock_pypaimon_is_read_by_spark(spark, lake):
     from pypaimon import Schema
     data = pa.table({"id": pa.array(range(50), pa.int64()),

@@ -47,13 +47,12 @@ def wait_until(check, what, timeout=120):
         time.sleep(0.05)
 
 
-def test_a_failed_first_write_leaves_a_concurrent_writers_rows_readable(spark, tmp_path):
-    """Item 3. Write A creates the table; write B opens it while A's task
-    runs; A's task fails and A aborts; then B commits. B's rows stay in a
-    table that stock pypaimon reads (A used to delete schema/ at its abort,
-    having seen no snapshot, and B's commit found no table)."""
-    path = str(tmp_path / "t")
-    b_running, a_done = str(tmp_path / "b-running"), str(tmp_path / "a-done")
+def race_a_failed_first_write(spark, path, signals, options=None, storage_options=None):
+    """Write A creates the table at ``path``; write B opens it while A's task
+    runs; A's task fails and A aborts; then B commits. Returns A's and B's
+    errors. (``signals``: a local directory for the tasks' handshakes.)"""
+    options = options or {}
+    b_running, a_done = os.path.join(signals, "b-running"), os.path.join(signals, "a-done")
 
     @udf("long")
     def a_rows(i):                      # A's only task fails once B's task is running
@@ -77,14 +76,26 @@ def test_a_failed_first_write_leaves_a_concurrent_writers_rows_readable(spark, t
                 time_.sleep(0.05)
         return i
 
-    a, a_errors = in_thread(spark, lambda: spark.range(0, 5, 1, 1).select(
-        a_rows("id").alias("id")).write.format(FORMAT).mode("append").save(path))
-    wait_until(lambda: tb.is_table(path), "write A to create the table")
-    b, b_errors = in_thread(spark, lambda: spark.range(100, 105, 1, 1).select(
-        b_rows("id").alias("id")).write.format(FORMAT).mode("append").save(path))
+    def save(df):
+        df.write.format(FORMAT).options(**options).mode("append").save(path)
+
+    a, a_errors = in_thread(spark, lambda: save(spark.range(0, 5, 1, 1).select(
+        a_rows("id").alias("id"))))
+    wait_until(lambda: tb.is_table(path, storage_options), "write A to create the table")
+    b, b_errors = in_thread(spark, lambda: save(spark.range(100, 105, 1, 1).select(
+        b_rows("id").alias("id"))))
     a.join(300)
     open(a_done, "w").close()
     b.join(300)
+    return a_errors, b_errors
+
+
+def test_a_failed_first_write_leaves_a_concurrent_writers_rows_readable(spark, tmp_path):
+    """Item 3: B's rows stay in a table that stock pypaimon reads (A used to
+    delete schema/ at its abort, having seen no snapshot, and B's commit
+    found no table). tests/spark/test_spark_object_store.py races on S3."""
+    path = str(tmp_path / "t")
+    a_errors, b_errors = race_a_failed_first_write(spark, path, str(tmp_path))
     assert len(a_errors) == 1 and "write A fails" in a_errors[0]
     assert b_errors == []
     assert stock_ids(path) == [100, 101, 102, 103, 104]
