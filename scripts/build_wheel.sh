@@ -74,5 +74,11 @@ print(tomllib.load(open('pyproject.toml', 'rb'))['tool']['cibuildwheel']['test-c
 echo "$command"
 PATH="$WORK/env/bin:$PATH" bash -c "$command"
 
-if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp "$WORK"/dist/*.tar.gz "$repaired" "$OUT"/; fi
+if [ -n "${OUT:-}" ]; then
+    # each file copied beside its name, then renamed: CI builds two wheels at
+    # once, and both copy an sdist of the same name
+    for f in "$WORK"/dist/*.tar.gz "$repaired"; do
+        cp "$f" "$OUT/.$(basename "$f").$$" && mv -f "$OUT/.$(basename "$f").$$" "$OUT/$(basename "$f")"
+    done
+fi
 step "done: $(basename "$repaired")"
