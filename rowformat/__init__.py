@@ -5,8 +5,8 @@ import sys as _sys
 from .errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowFormatError,
                      RowIndexError, SchemaError, StorageError, StorageNotFoundError,
                      ValueConversionError)
-from .types import schema, parse_type
-from .types import (
+from .datatypes import schema, parse_type
+from .datatypes import (
     ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType, MultisetType,
     RowType, TimestampType, TimeType, VectorType,
 )

@@ -5,7 +5,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from .types import RowType
+from .datatypes import RowType
 
 def error_message(code: int) -> str: ...
 def expansion_message(rc: int, max_row_size: int) -> str: ...

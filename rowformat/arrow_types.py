@@ -34,11 +34,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 from .errors import SchemaError
-from .types import (
+from .datatypes import (
     MAX_NESTING, ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType,
     MultisetType, RowType, TimestampType, TimeType, VectorType, nesting_error,
-    schema as parse_schema,
 )
+from . import datatypes
 
 _ATOMIC_TO_ARROW = {
     "BOOLEAN": pa.bool_(), "TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(),
@@ -174,7 +174,7 @@ def as_row_type(value) -> RowType:
     if isinstance(value, RowType):
         return value
     if isinstance(value, str):
-        t = parse_schema(value)
+        t = datatypes.schema(value)
         if not isinstance(t, RowType):
             raise SchemaError(f"a file schema must be a ROW, got {t}")
         return t

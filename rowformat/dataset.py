@@ -35,7 +35,7 @@ from .row.decode_pool import worker_threads
 from .row.reader import RowFileReader, read_metadata
 from .row.scatter import route_row_ids, take_files
 from .source import as_rows
-from .types import RowType
+from .datatypes import RowType
 
 
 class RowDataset:

@@ -20,7 +20,7 @@ import json
 import re
 
 from .errors import SchemaError
-from .types import (
+from .datatypes import (
     MAX_NESTING, ArrayType, DataField, DataType, MapType, MultisetType, RowType, VectorType,
     nesting_error, parse_type,
 )

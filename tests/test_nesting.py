@@ -1,4 +1,4 @@
-"""The nesting limit (rowformat.types.MAX_NESTING): every path that accepts a
+"""The nesting limit (rowformat.datatypes.MAX_NESTING): every path that accepts a
 schema rejects deeper ones with a SchemaError, without recursing (so never
 a RecursionError), and everything up to the limit parses, prints, maps and
 holds values."""
@@ -13,7 +13,7 @@ from rowformat import (ArrayType, AtomicType, DataField, RowFileReader, RowFileW
                        schema_json, to_arrow_schema, to_arrow_type, verify)
 from rowformat.arrow_types import arrow_depth, as_row_type
 from rowformat.fory import RowEncoder, RowView, schema_bytes, schema_hash
-from rowformat.types import MAX_NESTING
+from rowformat.datatypes import MAX_NESTING
 
 TOO_DEEP = "nested deeper than 64 levels"
 assert MAX_NESTING == 64

@@ -529,7 +529,7 @@ def write(tmp_path, s, rows, block_size=1 << 20, name="w.row"):
     return path
 
 
-# every type of rowformat.types, nullable and NOT NULL, top level and nested
+# every type of rowformat.datatypes, nullable and NOT NULL, top level and nested
 ALL_TYPES = schema(
     "bo BOOLEAN, ti TINYINT, sm SMALLINT, i INT, bi BIGINT, f FLOAT, d DOUBLE, "
     "c CHAR(5), s STRING, b BINARY(3), vb BYTES, bl BLOB, "

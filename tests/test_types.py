@@ -6,7 +6,7 @@ from tests._deps import importorskip_pypaimon
 from rowformat import SchemaError, schema
 from rowformat.arrow_types import from_arrow_schema, from_arrow_type, to_arrow_schema, to_arrow_type
 from rowformat.schema_json import dumps, loads
-from rowformat.types import parse_type
+from rowformat.datatypes import parse_type
 
 CANONICAL = [
     "id BIGINT NOT NULL, name STRING, tags ARRAY<STRING>, ts TIMESTAMP(6)",

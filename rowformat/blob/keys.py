@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import KeyDecodeError, SchemaError, ValueConversionError
-from ..types import AtomicType, CharType, DataType, DecimalType, TimeType
+from ..datatypes import AtomicType, CharType, DataType, DecimalType, TimeType
 
 _EPOCH = datetime.date(1970, 1, 1)
 _MS_PER_DAY = 86_400_000

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from ..arrow_types import to_arrow_type
 from ..errors import SchemaError
-from ..types import ArrayType, DataType, MapType, parse_type
+from ..datatypes import ArrayType, DataType, MapType, parse_type
 from .keys import KeyCodec, key_codec
 
 

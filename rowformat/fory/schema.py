@@ -15,7 +15,7 @@ import pyarrow as pa
 from rowformat.arrow_types import arrow_depth
 from rowformat.errors import SchemaError
 from rowformat.fory._row import Kind
-from rowformat.types import MAX_NESTING, nesting_error
+from rowformat.datatypes import MAX_NESTING, nesting_error
 
 # The kinds, declared once: the cpdef enum Kind in src/rowformat/fory/_row.pxd.
 K_BOOL, K_I8, K_I16, K_I32, K_I64 = Kind.K_BOOL, Kind.K_I8, Kind.K_I16, Kind.K_I32, Kind.K_I64

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from .. import schema_json
 from ..arrow_cast import cast_array
-from ..types import RowType
+from ..datatypes import RowType
 
 _CACHE_LOCK = threading.Lock()
 _ROW_TYPES: dict[str, RowType] = {}

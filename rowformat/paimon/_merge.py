@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..arrow_cast import floor_divide
-from ..types import DataType, TimestampType
+from ..datatypes import DataType, TimestampType
 from . import _field_types, _predicate
 
 OUTPUT_BATCH_ROWS = 65536

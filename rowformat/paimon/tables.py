@@ -48,7 +48,7 @@ from ..errors import (
     DatasetError, PaimonIntegrationError, RowFormatError, SchemaError, TableMetadataError,
     TableOptionError,
 )
-from ..types import RowType
+from ..datatypes import RowType
 from . import _field_types, _table_options
 from ._table_options import TableOptionWarning, canonical as canonical_option_name
 from ._table_options import unknown as unknown_table_options

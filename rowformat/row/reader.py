@@ -32,7 +32,7 @@ from ..storage import SCAN_AHEAD
 from . import scatter as _scatter
 from .scatter import Scatter, Wanted, touched_blocks
 from ..source import Source, as_rows, few_rows, row_number
-from ..types import RowType
+from ..datatypes import RowType
 
 DEFAULT_CACHE_BYTES = 64 << 20
 DEFAULT_MAX_BLOCK_SIZE = 256 << 20

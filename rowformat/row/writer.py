@@ -28,7 +28,7 @@ from .block_index import BlockIndex
 from ..errors import ValueConversionError
 from .footer import Footer
 from .java_frames import JavaFrameCompressor
-from ..types import RowType
+from ..datatypes import RowType
 
 DEFAULT_BLOCK_SIZE = 65536
 ENCODE_SLICE_ROWS = 8192

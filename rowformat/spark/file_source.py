@@ -16,7 +16,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from .. import RowFileReader, storage
 from ..errors import DatasetError
-from ..types import schema as parse_schema
+from .. import datatypes
 from .options import (
     Sources, file_options, flag, int_option, normalize_path, parse_paimon_schema, requested_fields,
 )
@@ -135,7 +135,7 @@ class RowReader(SourceReader):
         return out
 
     def plan(self):
-        schema = parse_schema(self.file_schema)
+        schema = datatypes.schema(self.file_schema)
         parts = []
         for path, bounds in self._block_runs(schema):
             selection = self.selections.get(path)
@@ -154,7 +154,7 @@ class RowReader(SourceReader):
 
     def read_partition(self, partition, target):
         from pyroaring import BitMap
-        file_schema = parse_schema(self.file_schema)
+        file_schema = datatypes.schema(self.file_schema)
         converter = ArrowConverter([(file_schema[c].type, target.field(c)) for c in self.columns])
         rows: range | BitMap = range(partition.start, partition.stop)   # whole blocks: no row list
         if partition.selection or partition.deletion_vector:

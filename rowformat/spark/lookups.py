@@ -38,7 +38,8 @@ import pyarrow.compute as pc
 from .. import RowFileReader
 from ..arrow_types import as_row_type
 from ..errors import SchemaError
-from ..types import RowType, schema as parse_schema
+from .. import datatypes
+from ..datatypes import RowType
 from ..paimon import tables as tb
 from .preflight import Shipped
 
@@ -172,7 +173,7 @@ class Fetcher:
         from .spark_types import ArrowConverter, spark_arrow_schema
         if self._converter is None:
             target = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_fields_json)))
-            schema = parse_schema(self.schema)
+            schema = datatypes.schema(self.schema)
             self._converter = (target, ArrowConverter(
                 [(schema[c].type, target.field(c)) for c in self.columns]))
         return self._converter

@@ -24,7 +24,8 @@ from pyspark.sql.types import StructField, StructType
 
 from .. import storage
 from ..errors import DatasetError, SchemaError, StorageError
-from ..types import RowType, schema as parse_schema
+from .. import datatypes
+from ..datatypes import RowType
 from ..paimon import tables as tb
 from . import FORMAT_NAME
 from .spark_types import same_spark_type, to_spark_schema
@@ -323,7 +324,7 @@ class Sources:
 
 def parse_paimon_schema(text: str) -> RowType:
     try:
-        return parse_schema(text)
+        return datatypes.schema(text)
     except SchemaError as e:
         raise SchemaError(f"option paimonSchema: {e}") from None
 

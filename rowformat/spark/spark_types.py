@@ -39,7 +39,7 @@ from pyspark.sql import types as st
 from ..arrow_cast import cast_array
 from ..arrow_types import to_arrow_type as paimon_arrow_type
 from ..errors import SchemaError
-from ..types import (
+from ..datatypes import (
     MAX_NESTING, ArrayType, AtomicType, CharType, DataField, DataType, DecimalType, MapType,
     MultisetType, RowType, TimestampType, TimeType, VectorType, nesting_error,
 )

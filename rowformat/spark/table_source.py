@@ -21,7 +21,7 @@ from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
 from ..storage import is_url, local_path_of
-from ..types import DataField, RowType
+from ..datatypes import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
     DATA_SUFFIX, check_columns, check_option_names, check_store, for_path, is_storage_option,

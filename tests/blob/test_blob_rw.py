@@ -13,7 +13,7 @@ from rowformat import _blob
 from rowformat.blob import PLACEHOLDER, BlobFileReader, BlobFileWriter, RangeStream
 from rowformat.blob import reader as blob_reader
 from rowformat.errors import CorruptFileError, RowFormatError, ValueConversionError
-from rowformat.types import parse_type
+from rowformat.datatypes import parse_type
 
 
 class CountingReader(io.RawIOBase):

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql.functions import udf
 
 from rowformat.paimon import tables as tb
-from rowformat.types import schema as parse_schema
+import rowformat
 
 FORMAT = "paimon-row"
 
@@ -229,8 +229,8 @@ def test_create_or_open_says_whether_it_created(tmp_path):
     """Item 3: only the call whose own create of schema-0 succeeded is the
     creator; a second one gets the first one's table and False."""
     path = str(tmp_path / "t")
-    first, created = tb.create_or_open(path, parse_schema("id BIGINT"))
+    first, created = tb.create_or_open(path, rowformat.schema("id BIGINT"))
     assert created and tb.row_type(first).names == ["id"]
-    second, created = tb.create_or_open(path, parse_schema("k STRING"))
+    second, created = tb.create_or_open(path, rowformat.schema("k STRING"))
     assert not created and tb.row_type(second).names == ["id"]
     assert sorted(os.listdir(os.path.join(path, "schema"))) == ["schema-0"]

@@ -42,7 +42,7 @@ __all__ = [
 def nesting_error(what: str = "type") -> SchemaError:
     """The error for a schema or type nested deeper than MAX_NESTING."""
     return SchemaError(f"{what} is nested deeper than {MAX_NESTING} levels "
-                       f"(the limit, rowformat.types.MAX_NESTING)")
+                       f"(the limit, rowformat.datatypes.MAX_NESTING)")
 
 
 @dataclass(frozen=True)
