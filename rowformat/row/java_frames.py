@@ -15,7 +15,7 @@ block is compressed under the small window and that byte set to Java's.
 The window stays at least 2^17 because libzstd picks some match finders by
 window size (row-based search above 2^14, block splitting from 2^17), and
 levels whose window turns on long-distance matching (2^27) are left alone.
-``tests/test_java_frames.py`` checks frames equal the plain streaming ones
+``tests/row/test_java_frames.py`` checks frames equal the plain streaming ones
 at every level and many sizes; and since that rests on libzstd's choices,
 each process checks one sample block per level before taking the shortcut
 (a libzstd that chose otherwise gets the plain streaming compressor).

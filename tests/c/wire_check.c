@@ -1,5 +1,5 @@
 /* Checks rf_wire.h's fast paths against plain reference code; built and run
-   by tests/test_wire_c.py, once with SIMD and once with -DRF_NO_SIMD. Prints
+   by tests/row/test_wire_c.py, once with SIMD and once with -DRF_NO_SIMD. Prints
    the first mismatch and exits 1, or exits 0. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -459,7 +459,7 @@ def test_lookup_in_a_frame_of_damaged_structure_raises(rows_file, tmp_path):
 
 def test_off_by_default(rows_file):
     """The default lookup decompresses the whole block and checks the row
-    against the block's offset array (tests/test_verify_limits.py: a damaged
+    against the block's offset array (tests/row/test_verify_limits.py: a damaged
     string length that still parses is an error, not a longer string)."""
     path, rows, _ = rows_file
     with RowFileReader(path, SCHEMA) as r:

@@ -25,7 +25,7 @@ from rowformat.row.block_index import BlockIndex
 from rowformat.row.footer import Footer
 from tests._deps import ASAN
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MiB = 1 << 20
 # Under the sanitizer build (scripts/sanitize.sh) ASan reserves terabytes of
 # shadow address space and keeps freed memory in quarantine: no cap, no RSS bound.

@@ -1,6 +1,6 @@
 """The storage layer without a server: URLs through fsspec (its memory
 filesystem), pyarrow filesystems passed in, settings, and range coalescing.
-Against a real S3-protocol server: tests/test_object_store.py."""
+Against a real S3-protocol server: tests/io/test_object_store.py."""
 import uuid
 
 import pyarrow as pa

@@ -12,7 +12,7 @@ import rowformat
 from rowformat import CorruptFileError, RowFileReader
 from rowformat.blob import BlobDescriptor, BlobFileReader
 
-from ._fifo import call_guarded, make_fifo
+from .._fifo import call_guarded, make_fifo
 
 OPENERS = {
     "RowFileReader": lambda p: RowFileReader(p, "a INT"),
