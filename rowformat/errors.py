@@ -1,6 +1,10 @@
-"""Every exception rowformat raises. Each is a RowFormatError, so callers
-can catch the package's errors with one except clause; the compiled modules
-raise these same classes (they import them from here)."""
+"""The exceptions rowformat raises about files, schemas, values, storage and
+tables. Each is a RowFormatError, so callers can catch them with one except
+clause; the compiled modules raise these same classes (they import them from
+here). Wrong arguments (a negative batch_size, a closed reader, an unknown
+format=) are Python's ValueError or TypeError instead, as in the standard
+library and pyarrow; the replacements of pypaimon's blob writer raise
+pypaimon's own ValueErrors (docs/errors.md)."""
 
 
 class RowFormatError(Exception):
@@ -108,6 +112,12 @@ class StorageError(RowFormatError, OSError):
             self.errno = args[0]
         else:
             super().__init__(*args)
+
+
+class StorageOptionError(RowFormatError, ValueError):
+    """A store's setting rowformat does not know (``s3.endpiont``), or a
+    setting given twice in two spellings: named, with the closest valid
+    name. Never dropped in silence (docs/row-files.md#object-stores)."""
 
 
 class StorageNotFoundError(StorageError, FileNotFoundError):
