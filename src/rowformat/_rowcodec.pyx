@@ -13,9 +13,9 @@ Every read of row bytes is bounds-checked; every failure is an error code,
 turned into a rowformat exception at the Python edge.
 """
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t, uintptr_t, INT32_MAX
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t, INT32_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from cpython.bytearray cimport PyByteArray_FromStringAndSize, PyByteArray_AS_STRING
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -43,6 +43,7 @@ from rowformat.errors import (CorruptFileError, LimitExceededError, RowDecodeErr
 # cdef inline function in one stays inlinable in the others.
 include "_rowcodec_errors.pxi"      # error codes and messages
 include "_rowcodec_plan.pxi"        # schema -> Node tree
+include "_rowcodec_stats.pxi"       # column statistics collected while encoding
 include "_rowcodec_encode.pxi"      # Arrow -> row bytes (BlockEncoder)
 include "_rowcodec_decode.pxi"      # row bytes -> Arrow (Block, RowDecoder)
 include "_rowcodec_pyvalues.pxi"    # row bytes -> Python values (decode_row)

@@ -209,19 +209,51 @@ cdef class BlockEncoder:
     cdef int64_t nrows
     cdef int64_t block_size
     cdef object schema
+    cdef ColStats *stats    # one per top-level field, or NULL: no statistics
+    cdef int nstats
 
-    def __cinit__(self, row_type, int64_t block_size):
+    def __cinit__(self, row_type, int64_t block_size, stats=None):
+        """``stats``: None, or per top-level field 0 (nothing), 1 (its null
+        count) or 2 (null count, min and max; a kind Paimon does not order
+        gets its null count only): see statistics()."""
+        cdef int i
         memset(&self.root, 0, sizeof(Node))
         plan_init(&self.root, row_type)
         if block_size < 1 or block_size > INT32_MAX:
             raise ValueError(f"block_size must be in [1, {INT32_MAX}], got {block_size}")
         self.block_size = block_size
         self.nrows = 0
+        if stats is not None:
+            modes = list(stats)
+            if len(modes) != self.root.nchild:
+                raise ValueError(f"{len(modes)} stats modes for {self.root.nchild} fields")
+            self.stats = <ColStats *> calloc(max(1, self.root.nchild), sizeof(ColStats))
+            if self.stats == NULL:
+                raise MemoryError()
+            self.nstats = self.root.nchild
+            for i in range(self.nstats):
+                if modes[i] not in (ST_NONE, ST_COUNTS, ST_MINMAX):
+                    raise ValueError(f"stats mode {modes[i]!r} of field {i} is not 0, 1 or 2")
+                self.stats[i].mode = modes[i]
+                if modes[i] == ST_MINMAX and not stats_kind_orders(&self.root.child[i]):
+                    self.stats[i].mode = ST_COUNTS
 
     def __dealloc__(self):
+        cdef int i
         plan_free(&self.root)
         buf_free(&self.rows)
         buf_free(&self.offs)
+        for i in range(self.nstats):
+            buf_free(&self.stats[i].bmin)
+            buf_free(&self.stats[i].bmax)
+        free(self.stats)
+
+    def statistics(self):
+        """The statistics of every row encoded so far, per top-level field
+        (None when none were asked): see stats_result in _rowcodec_stats.pxi."""
+        if self.stats == NULL:
+            return None
+        return [stats_result(&self.root.child[i], &self.stats[i]) for i in range(self.nstats)]
 
     @property
     def pending_rows(self):
@@ -253,6 +285,7 @@ cdef class BlockEncoder:
         cdef int64_t r, start, n = arr.length
         cdef int rc = 0
         cdef int errcol = -1
+        cdef int f
         cdef int32_t start32
         plan_bind(&self.root, arr)
         r = 0
@@ -280,6 +313,17 @@ cdef class BlockEncoder:
                 return (r, errcol, error_message(rc))
             if self.nrows and self.rows.len + 4 * self.nrows + 4 >= self.block_size:
                 blocks.append(self._finish_block())
+        if self.stats != NULL:
+            # column by column over the batch just encoded: tight loops over
+            # one Arrow buffer each (cheaper than a branch per value in enc_row)
+            with nogil:
+                for f in range(self.nstats):
+                    rc = stats_collect(&self.root.child[f], &self.stats[f], self.root.off,
+                                       self.root.off + n)
+                    if rc:
+                        break
+            if rc:
+                raise MemoryError()
         return None
 
     def flush(self):
