@@ -335,15 +335,21 @@ def create_or_open(path: str, schema: RowType, *, partition_keys: Iterable[str] 
 
 # ---------------------------------------------------------------- planning and reading
 
-def plan(table, columns: list[str] | None = None, partition_filter=None) -> list:
+def plan(table, columns: list[str] | None = None, partition_filter=None,
+         predicate=None) -> list:
     """The table's splits (pypaimon's scan of the table's snapshot),
     reading ``columns`` (default all), of the partitions that
-    ``partition_filter`` (a pypaimon ``Predicate`` on partition keys) keeps."""
+    ``partition_filter`` (a pypaimon ``Predicate`` on partition keys) keeps,
+    and of the partitions, buckets and files ``predicate`` (any pypaimon
+    ``Predicate``) may match by their statistics. Only the scan sees
+    ``predicate``: :func:`read_batches` still reads every row of a split."""
     rb = table.new_read_builder()
     if columns is not None:
         rb = rb.with_projection(columns)
     if partition_filter is not None:
         rb = rb.with_partition_filter(partition_filter)
+    if predicate is not None:
+        rb = rb.with_filter(predicate)
     # (accelerated: manifests are read as untrusted input, _metadata)
     with acceleration(), reading(lambda: _snapshot_path(table), "snapshot or manifest list"):
         return list(rb.new_scan().plan().splits())
@@ -365,7 +371,8 @@ def split_target(total_bytes: int, max_bytes: int, open_cost: int, parallelism: 
 
 
 def plan_splits(table, columns: list[str] | None = None,
-                partition_leaves: Iterable[tuple[str, str, Any]] = ()) -> list[Any]:
+                partition_leaves: Iterable[tuple[str, str, Any]] = (), predicate=None
+                ) -> list[Any]:
     """The table's splits as small as pypaimon can make them: one data file
     each, except files that must be read together (a primary-key table's
     overlapping runs, a data-evolution table's files of one row range).
@@ -373,7 +380,7 @@ def plan_splits(table, columns: list[str] | None = None,
     table of two 56 MB files one Spark task on one core; :func:`group_splits`
     packs these pieces instead."""
     table = table.copy({"source.split.target-size": "1 b"})
-    return plan(table, columns, partition_predicate(table, partition_leaves))
+    return plan(table, columns, partition_predicate(table, partition_leaves), predicate)
 
 
 # PredicateBuilder's method for each comparison a partition filter may make
@@ -639,68 +646,61 @@ def file_schema(table, meta) -> RowType:
 
 # ---------------------------------------------------------------- by _ROW_ID
 
-class RowIdRouter:
-    """The data files of one snapshot of a row-tracking table, by their
-    ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
-    Picklable: numpy arrays, a list of paths (URLs for a table on an object
-    store) and the ``storage_options`` to open them with."""
+def row_id_slices(table, splits: list[Any], ranges: np.ndarray
+                  ) -> list[tuple[str, str, int, np.ndarray]] | None:
+    """For ``_ROW_ID`` values in ``ranges`` (sorted, disjoint half-open
+    intervals, an (n, 2) int64 array): each data file of ``splits`` holding
+    some, as (path, file schema text, first row id, the intervals of its row
+    numbers), so that only those rows are read. None when the files cannot
+    be read by row number (a primary-key table, deletion vectors, a file
+    without a row-id range, of another schema or a subset of the columns,
+    row-id ranges that overlap: a data-evolution table's files)."""
+    if table.primary_keys or not table.options.row_tracking_enabled():
+        return None
+    schema_id = table.table_schema.id
+    out, spans = [], []
+    for split in splits:
+        if any(d is not None for d in (split.data_deletion_files or [])):
+            return None
+        for f in split.files:
+            if f.first_row_id is None or f.schema_id != schema_id or f.write_cols is not None:
+                return None
+            first, count = int(f.first_row_id), int(f.row_count)
+            spans.append((first, first + count))
+            lo = np.maximum(ranges[:, 0], first)
+            hi = np.minimum(ranges[:, 1], first + count)
+            keep = lo < hi
+            if keep.any():
+                rows = np.stack([lo[keep] - first, hi[keep] - first], axis=1)
+                out.append((_data_file_path(table, split, f), str(file_schema(table, f)),
+                            first, rows))
+    spans.sort()
+    if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
+        return None
+    return out
 
-    def __init__(self, first_ids, counts, paths: list[str], storage_options: dict | None = None):
-        order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
-        self.first = np.asarray(first_ids, np.int64)[order]
-        self.counts = np.asarray(counts, np.int64)[order]
-        self.paths = [paths[i] for i in order]
-        self.storage_options = storage_options
+
+class RowIdRouter(_row_ids.RowIdIndex):
+    """The data files of one snapshot of a row-tracking table, by their
+    ``_ROW_ID`` ranges (the one index: :class:`rowformat.paimon._row_ids.RowIdIndex`):
+    ``route(ids)`` gives (file path, row number in the file), ``locate(ids)``
+    (file, row) numbers. Picklable: numpy arrays, a list of paths (URLs for a
+    table on an object store) and the ``storage_options`` to open them with."""
 
     @classmethod
-    def from_table(cls, table, path: str) -> "RowIdRouter":
-        if not table.options.row_tracking_enabled():
-            raise SchemaError(f"{path} has no _ROW_ID: the table was not created with "
-                              f"'row-tracking.enabled' = 'true'")
-        if table.primary_keys:
-            raise SchemaError(f"{path} is a primary-key table; _ROW_ID lookups need an "
-                              f"append table")
+    def from_table(cls, table, path: str, splits: list | None = None) -> "RowIdRouter":
+        """The index of ``table``'s snapshot (or of its ``splits``), every
+        file checked (_row_ids.check_file); SchemaError naming ``path``."""
+        _row_ids.check_table(path, table.options.row_tracking_enabled(), table.primary_keys)
         schema_id = table.table_schema.id
-        first, counts, paths = [], [], []
-        for split in plan(table):
-            if any(d is not None for d in (split.data_deletion_files or [])):
-                raise SchemaError(f"{path}: the snapshot has deletion vectors, which _ROW_ID "
-                                  f"lookups do not apply yet; read the table instead")
-            for f in split.files:
-                if f.first_row_id is None:
-                    raise SchemaError(f"{path}: data file {f.file_name} has no _ROW_ID range "
-                                      f"(written before row tracking was enabled?)")
-                if f.schema_id != schema_id or f.write_cols is not None:
-                    raise SchemaError(f"{path}: data file {f.file_name} was written with "
-                                      f"another schema or a subset of the columns; _ROW_ID "
-                                      f"lookups need files of the table's current schema")
+        first, counts, paths, metas = [], [], [], []
+        for split in plan(table) if splits is None else splits:
+            deletions = list(split.data_deletion_files or [])
+            for k, f in enumerate(split.files):
+                _row_ids.check_file(path, f, schema_id,
+                                    deletions[k] if k < len(deletions) else None)
                 first.append(f.first_row_id)
                 counts.append(f.row_count)
                 paths.append(_data_file_path(table, split, f))
-        router = cls(first, counts, paths, reader_options(table))
-        ends = router.first + router.counts
-        if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
-            raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "
-                              f"table); _ROW_ID lookups need one file per row")
-        return router
-
-    def route(self, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """(paths, row numbers): nulls for a null id or one of no file."""
-        n = len(ids)
-        valid = np.ones(n, bool)
-        if ids.null_count:
-            valid &= ~np.asarray(ids.is_null().to_numpy(zero_copy_only=False))
-        values = np.asarray(ids.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False),
-                            np.int64)
-        k = np.searchsorted(self.first, values, side="right") - 1
-        inside = valid & (k >= 0)
-        kk = np.where(inside, k, 0)
-        if len(self.first):
-            inside &= values < self.first[kk] + self.counts[kk]
-        else:
-            inside[:] = False
-        codes = pa.array(np.where(inside, kk, 0).astype(np.int32), mask=~inside)
-        paths = pa.DictionaryArray.from_arrays(codes, pa.array(self.paths or [""], pa.string()))
-        rows = pa.array(np.where(inside, values - self.first[kk] if len(self.first) else 0, 0),
-                        pa.int64(), mask=~inside)
-        return paths.cast(pa.string()), rows
+                metas.append(f)
+        return cls(first, counts, paths, reader_options(table), path, metas)

@@ -87,9 +87,18 @@ def register(spark) -> None:
     a Python data source through the calling thread's active session only,
     which a new thread lacks (``DATA_SOURCE_NOT_FOUND``; PySpark's
     ``getOrCreate()`` does not set it). register() sets it for its thread;
-    after the first call it is quick (the worker check is made once)."""
+    after the first call it is quick (the worker check is made once).
+
+    Turns on ``spark.sql.python.filterPushdown.enabled`` for the session
+    unless it was set (to either value): the source then gets Spark's
+    filters, prunes partitions, buckets and files by them and evaluates
+    them on the decoded rows (``option("pushFilters", "false")`` turns that
+    off for one read; docs/spark.md, "Filter pushdown")."""
     check_workers(spark)
-    source = _import("datasource").configured(spark)
+    datasource = _import("datasource")
+    if spark.conf.get(datasource.PUSHDOWN_CONF, None) is None:
+        spark.conf.set(datasource.PUSHDOWN_CONF, "true")
+    source = datasource.configured(spark)
     with _REGISTERING:
         _hide_replaced_notice(spark)
         spark.dataSource.register(source)

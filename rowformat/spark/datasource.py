@@ -18,8 +18,11 @@ Table read options: ``snapshotId`` or ``tag`` (time travel),
 ``maxPartitionBytes``, ``openCostInBytes``, ``defaultParallelism``
 (partition sizing as Spark's file sources do it: :mod:`.sizing`),
 ``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables), ``pushFilters``
-("true": partition pruning, with ``spark.sql.python.filterPushdown.enabled``;
-load a new DataFrame per filtered query, see the README's Spark section).
+(Spark's filters pruned by and evaluated in the source, :mod:`.filters`: on
+by default where register() turned on
+``spark.sql.python.filterPushdown.enabled``; "false" turns it off, "true"
+turns it on where the conf was set otherwise; load a new DataFrame per
+filtered query, see docs/spark.md).
 Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
 user ``.schema(...)``; the sizing options above or ``rowsPerPartition`` (a partition is
 a run of whole blocks of one file), ``batchRows`` (default 65536),
@@ -69,7 +72,7 @@ from .options import Sources, environment_storage, flag, merge_storage, parse_pa
     session_storage
 from .sizing import PartitionSizing
 from .table_source import (
-    PartitionPruningReader, TableReader, TableWriter, check_row_tracking, open_for_read,
+    FilteringReader, TableReader, TableWriter, check_row_tracking, open_for_read,
     row_id_field,
 )
 from .spark_types import to_spark_schema
@@ -85,6 +88,8 @@ class RowDataSource(DataSource):
     # the session's S3A settings over the registering driver's AWS_*
     # environment, as catalog options (see .options.storage_settings)
     storage_conf: dict[str, str] = {}
+    # whether the registering session had spark.sql.python.filterPushdown.enabled
+    pushdown: bool = False
 
     @classmethod
     def name(cls):
@@ -117,14 +122,22 @@ class RowDataSource(DataSource):
         sizing = PartitionSizing.from_options(self.options, self.session_conf)
         if sources.table is not None:
             # Only a reader that has pushFilters gets filters, and Spark refuses
-            # one while spark.sql.python.filterPushdown.enabled is off: opt-in.
-            cls = PartitionPruningReader if flag(self.options, "pushfilters") else TableReader
+            # one while spark.sql.python.filterPushdown.enabled is off: on where
+            # register() saw the conf on, unless the option says otherwise.
+            push = self.options.get("pushfilters")
+            on = self.pushdown if push is None else flag(self.options, "pushfilters")
+            if push is not None and push.strip().lower() not in ("true", "false"):
+                raise ValueError(f"option pushFilters must be 'true' or 'false', got {push!r}")
+            cls = FilteringReader if on else TableReader
             return cls(self.options, schema, sources.table, sizing, sources.storage_options)
         return RowReader(self.options, schema, sources, sizing)
 
     def writer(self, schema: StructType, overwrite: bool):
         settle_worker()
         return TableWriter(self.options, schema, overwrite, self.storage_conf)
+
+
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 
 def configured(spark) -> type[RowDataSource]:
@@ -136,4 +149,5 @@ def configured(spark) -> type[RowDataSource]:
     return type("RowDataSource", (RowDataSource,), {
         "session_conf": session_conf(spark),
         "storage_conf": merge_storage(environment_storage(), session_storage(spark)),
+        "pushdown": str(spark.conf.get(PUSHDOWN_CONF, "false")).strip().lower() == "true",
         "__module__": __name__, "__doc__": RowDataSource.__doc__})

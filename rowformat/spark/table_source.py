@@ -12,15 +12,17 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, WriterCommitMessage
 from pyspark.sql.types import LongType, StructField, StructType
 
+from .. import RowFileReader
 from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
-from ..storage import is_url, local_path_of
+from ..io.urls import is_url, local_path_of
 from ..datatypes import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
@@ -96,9 +98,14 @@ class TableReader(SourceReader):
         self.snapshot_id = pinned
         self.tag = options.get("tag")
         self.spark_schema_json = schema.json()
-        self.partition_types = {k: tb.row_type(table)[k].type.root for k in table.partition_keys}
-        self.partition_leaves: list[tuple[str, str, object]] = []
         self.sizing = sizing
+        # what the filters are checked against (see FilteringReader)
+        self.root_types = {f.name: f.type.root for f in tb.row_type(table).fields}
+        arrow = tb.arrow_schema(table)
+        fields = [arrow.field(c) for c in self.columns if c in arrow.names]
+        if with_row_ids:
+            fields.append(pa.field(tb.ROW_ID, pa.int64(), False))
+        self.batch_schema = pa.schema(fields)
 
     def _table(self):
         return tb.open_table(self.path, snapshot_id=self.snapshot_id, tag=self.tag,
@@ -109,47 +116,150 @@ class TableReader(SourceReader):
     def plan(self):
         if self.snapshot_id is None and self.tag is None:
             return []                     # a table with no snapshot yet: no rows
-        splits = tb.plan_splits(self._table(), self.columns, self.partition_leaves)
+        splits = tb.plan_splits(self._table(), self.columns)
         s = self.sizing
         return [SplitGroup(pickle.dumps(g), len(g)) for g in
                 tb.group_splits(splits, s.max_partition_bytes, s.parallelism, s.open_cost)]
 
     def read_partition(self, partition, target):
-        splits = pickle.loads(partition.splits)
-        for batch in tb.read_batches(self._table(), splits, self.columns):
+        for batch in self.read_partition_raw(partition):
             yield cast_batch(batch, target, truncate=True)   # nanoseconds floor to micros
 
-
-# Python types of the partition values pypaimon compares (its partition rows
-# hold plain Python values) for which Python's order is Spark's: integers,
-# booleans and strings (code point order is UTF-8 byte order).
-_PRUNABLE = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "BOOLEAN": bool,
-             "VARCHAR": str}
+    def read_partition_raw(self, partition) -> Iterator[pa.RecordBatch]:
+        """A partition's rows as pypaimon decodes them."""
+        return tb.read_batches(self._table(), pickle.loads(partition.splits), self.columns)
 
 
-class PartitionPruningReader(TableReader):
-    """``option("pushFilters", "true")``: comparisons of a partition key with
-    a literal prune the planned partitions. Spark still applies every filter
-    (all are returned), so pruning only has to keep every partition that
-    may match, never to be exact."""
+@dataclass
+class RowIdSlices(InputPartition):
+    """Rows of data files picked by ``_ROW_ID`` (picklable plain fields):
+    per file (path, file schema text, first row id, row-number intervals
+    as int64 bytes)."""
+    files: list[tuple[str, str, int, bytes]]
+    storage_options: dict | None
+
+
+# Rows of one file read by take() (one read of each touched block, the
+# prefix lookups where they pay); a file with more selected rows streams its
+# intervals' blocks instead.
+TAKE_ROWS = 1 << 16
+
+
+class FilteringReader(TableReader):
+    """A table read that Spark hands its filters (``pushFilters``, on unless
+    ``option("pushFilters", "false")``; see :mod:`.filters`): pypaimon's
+    planner prunes partitions, buckets and files by them; ``_ROW_ID``
+    ranges pick the files and rows read; the filters rowformat evaluates
+    exactly as Spark are applied to the decoded batches and not handed back."""
+
+    def __init__(self, options, schema: StructType, path: str, sizing: PartitionSizing,
+                 storage_options: dict):
+        super().__init__(options, schema, path, sizing, storage_options)
+        self.filters: list = []
+        self.evaluated: list = []
 
     def pushFilters(self, filters):      # driver side, before partitions()
-        from pyspark.sql.datasource import (
-            EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, In, LessThan,
-            LessThanOrEqual,
-        )
-        ops = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=",
-               LessThan: "<", LessThanOrEqual: "<=", In: "in"}
-        self.partition_leaves = []
-        for f in filters:
-            op = ops.get(type(f))
-            column = f.attribute[0] if op and len(f.attribute) == 1 else None
-            want = _PRUNABLE.get(self.partition_types.get(column))
-            values = f.value if op == "in" else (f.value,)
-            # type() and not isinstance(): True is an int, and never an INT's value
-            if want is not None and values and all(type(v) is want for v in values):
-                self.partition_leaves.append((op, column, list(values) if op == "in" else f.value))
-        return filters
+        from .filters import evaluates
+        self.filters = list(filters)
+        self.evaluated = [f for f in self.filters if evaluates(f, self.batch_schema)]
+        done = {id(f) for f in self.evaluated}
+        # Spark wants back, by reference, the ones it must still apply
+        return [f for f in self.filters if id(f) not in done]
+
+    def plan(self):
+        if self.snapshot_id is None and self.tag is None:
+            return []
+        from .filters import planner_predicate, row_id_ranges
+        table = self._table()
+        builder = table.new_read_builder().new_predicate_builder()
+        predicate = planner_predicate(self.filters, self.root_types, builder)
+        splits = tb.plan_splits(table, self.columns, predicate=predicate)
+        ranges = row_id_ranges(self.filters) if tb.ROW_ID in self.columns else None
+        if ranges is None:
+            return self._groups(splits)
+        slices = tb.row_id_slices(table, splits, ranges)
+        if slices is None:              # read whole splits, those whose ranges may hold them
+            return self._groups([s for s in splits if _may_hold(s, ranges)])
+        return self._slice_groups(slices, tb.reader_options(table))
+
+    def _groups(self, splits) -> list:
+        s = self.sizing
+        return [SplitGroup(pickle.dumps(g), len(g)) for g in
+                tb.group_splits(splits, s.max_partition_bytes, s.parallelism, s.open_cost)]
+
+    def _slice_groups(self, slices, storage_options) -> list:
+        """The files' slices in at most ``parallelism`` partitions of about
+        equal row counts (a point lookup is one block read; partitions cost
+        a task each)."""
+        if not slices:
+            return []
+        weights = [int((r[:, 1] - r[:, 0]).sum()) for _, _, _, r in slices]
+        groups = max(1, min(self.sizing.parallelism, len(slices)))
+        target = -(-sum(weights) // groups)
+        out: list[list] = [[]]
+        size = 0
+        for (path, schema, first, rows), w in zip(slices, weights):
+            if out[-1] and size + w > target and len(out) < groups:
+                out.append([])
+                size = 0
+            out[-1].append((path, schema, first, rows.astype(np.int64).tobytes()))
+            size += w
+        return [RowIdSlices(g, storage_options) for g in out]
+
+    partition_type = (SplitGroup, RowIdSlices)   # type: ignore[assignment]
+
+    def read_partition(self, partition, target):
+        batches = self._slices(partition) if isinstance(partition, RowIdSlices) \
+            else super().read_partition_raw(partition)
+        from .filters import batch_mask
+        for batch in batches:
+            mask = batch_mask(self.evaluated, batch)
+            if mask is not None:
+                batch = batch.filter(mask)
+            if batch.num_rows:
+                yield cast_batch(batch, target, truncate=True)
+
+    def _slices(self, partition: RowIdSlices) -> Iterator[pa.RecordBatch]:
+        data = [c for c in self.columns if c != tb.ROW_ID]
+        for path, schema, first, raw in partition.files:
+            intervals = np.frombuffer(raw, np.int64).reshape(-1, 2)
+            with RowFileReader(path, schema, cache_bytes=0, prefix_lookups=True,
+                               storage_options=partition.storage_options) as reader:
+                for rows, table in _read_intervals(reader, intervals, data):
+                    columns = {c: table.column(c).combine_chunks() for c in data}
+                    columns[tb.ROW_ID] = pa.array(rows + first, pa.int64())
+                    yield pa.RecordBatch.from_arrays([columns[c] for c in self.columns],
+                                                     names=self.columns)
+
+
+def _read_intervals(reader, intervals: np.ndarray, columns: list[str]
+                    ) -> Iterator[tuple[np.ndarray, pa.Table]]:
+    """(row numbers, their rows) of a file's row-number intervals: one take
+    of the rows when they are few, else the intervals streamed block by block."""
+    total = int((intervals[:, 1] - intervals[:, 0]).sum())
+    if total <= TAKE_ROWS:
+        rows = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in intervals])
+        yield rows, reader.take(rows, columns=columns)
+        return
+    for a, b in intervals:
+        start = int(a)
+        for batch in reader.iter_batches(columns, range(int(a), int(b))):
+            n = batch.num_rows
+            yield np.arange(start, start + n, dtype=np.int64), pa.Table.from_batches([batch])
+            start += n
+
+
+def _may_hold(split, ranges: np.ndarray) -> bool:
+    """Whether a split has a file whose ``_ROW_ID`` range meets ``ranges``
+    (a file without one may hold any)."""
+    for f in split.files:
+        if f.first_row_id is None:
+            return True
+        lo, hi = int(f.first_row_id), int(f.first_row_id) + int(f.row_count)
+        k = int(np.searchsorted(ranges[:, 1], lo, "right"))
+        if k < len(ranges) and ranges[k, 0] < hi:
+            return True
+    return False
 
 
 @dataclass

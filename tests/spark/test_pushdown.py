@@ -1,0 +1,260 @@
+"""Spark's filters pushed to ``paimon-row`` tables (rowformat.spark.filters):
+the rows they keep are Spark's own answer on the same rows (Spark's Parquet
+source holds the reference copy), partitions and files are pruned by the
+manifests' statistics, ``_ROW_ID`` predicates read only the files and rows
+they name, and register() turns pushdown on unless the conf was set."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import pickle
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+from pyspark.sql.datasource import (
+    CaseInsensitiveDict, EqualNullSafe, EqualTo, GreaterThan, GreaterThanOrEqual, In, IsNotNull,
+    IsNull, LessThan, LessThanOrEqual, Not, StringContains, StringEndsWith, StringStartsWith,
+)
+
+import rowformat.spark
+from rowformat.spark import FORMAT_NAME
+from rowformat.spark.datasource import PUSHDOWN_CONF, RowDataSource
+from rowformat.spark.filters import batch_mask, evaluates, row_id_ranges
+from rowformat.spark.table_source import FilteringReader, RowIdSlices, SplitGroup, TableReader
+
+SCHEMA = ("id BIGINT, i INT, d DOUBLE, s STRING, b BINARY, dec DECIMAL(10,2), day DATE, "
+          "flag BOOLEAN")
+NAN, INF = float("nan"), float("inf")
+ROWS = [
+    (0, 0, 0.0, "", b"", Decimal("0.00"), dt.date(1970, 1, 1), False),
+    (1, -2 ** 31, -0.0, "a", b"\x00", Decimal("-1.10"), dt.date(1, 1, 1), True),
+    (2, 2 ** 31 - 1, NAN, "ab", b"\xff", Decimal("99999999.99"), dt.date(9999, 12, 31), True),
+    (3, None, None, None, None, None, None, None),
+    (4, 7, INF, "\u00e9t\u00e9", b"\x00\xff", Decimal("1.10"), dt.date(2024, 2, 29), False),
+    (5, -7, -INF, "\U0001f600", b"\x7f", Decimal("1.11"), dt.date(2024, 3, 1), None),
+    (6, 7, 1.5, "b", b"\x80", Decimal("-99999999.99"), dt.date(1969, 12, 31), True),
+    (7, 1, NAN, "ab\x00", b"\xfe\xff", Decimal("1.10"), None, False),
+]
+
+# (Spark SQL condition, the pushed filter it becomes)
+CASES = [
+    ("i = 7", EqualTo(("i",), 7)),
+    ("i <=> 7", EqualNullSafe(("i",), 7)),
+    ("i > -7", GreaterThan(("i",), -7)),
+    ("i >= 2147483647", GreaterThanOrEqual(("i",), 2 ** 31 - 1)),
+    ("i < 1", LessThan(("i",), 1)),
+    ("i <= -2147483648", LessThanOrEqual(("i",), -2 ** 31)),
+    ("i IN (7, 1, -7)", In(("i",), (7, 1, -7))),
+    ("i IS NULL", IsNull(("i",))),
+    ("i IS NOT NULL", IsNotNull(("i",))),
+    ("NOT i IN (7, 1)", Not(In(("i",), (7, 1)))),
+    ("d = double('NaN')", EqualTo(("d",), NAN)),
+    ("d > 1.0", GreaterThan(("d",), 1.0)),
+    ("d >= double('NaN')", GreaterThanOrEqual(("d",), NAN)),
+    ("d < double('NaN')", LessThan(("d",), NAN)),
+    ("d <= double('NaN')", LessThanOrEqual(("d",), NAN)),
+    ("d > double('NaN')", GreaterThan(("d",), NAN)),
+    ("d = 0.0", EqualTo(("d",), 0.0)),
+    ("d < double('Infinity')", LessThan(("d",), INF)),
+    ("d IN (double('NaN'), 1.5)", In(("d",), (NAN, 1.5))),
+    ("NOT d = 1.5", Not(EqualTo(("d",), 1.5))),
+    ("s = 'ab'", EqualTo(("s",), "ab")),
+    ("s > 'ab'", GreaterThan(("s",), "ab")),
+    ("s < '\u00e9'", LessThan(("s",), "\u00e9")),
+    ("s >= '\U0001f600'", GreaterThanOrEqual(("s",), "\U0001f600")),
+    ("s LIKE 'a%'", StringStartsWith(("s",), "a")),
+    ("s LIKE '%b'", StringEndsWith(("s",), "b")),
+    ("s LIKE '%t%'", StringContains(("s",), "t")),
+    ("s LIKE ''", EqualTo(("s",), "")),
+    ("s <=> NULL", EqualNullSafe(("s",), None)),
+    ("NOT s LIKE 'a%'", Not(StringStartsWith(("s",), "a"))),
+    ("b = X'00'", EqualTo(("b",), b"\x00")),
+    ("b > X'7F'", GreaterThan(("b",), b"\x7f")),
+    ("b <= X'00FF'", LessThanOrEqual(("b",), b"\x00\xff")),
+    ("dec = 1.1", EqualTo(("dec",), Decimal("1.10"))),
+    ("dec > 1.10", GreaterThan(("dec",), Decimal("1.10"))),
+    ("dec < -1.1", LessThan(("dec",), Decimal("-1.10"))),
+    ("dec IN (1.10, 0.00)", In(("dec",), (Decimal("1.10"), Decimal("0.00")))),
+    ("day = DATE'2024-02-29'", EqualTo(("day",), dt.date(2024, 2, 29))),
+    ("day < DATE'1970-01-01'", LessThan(("day",), dt.date(1970, 1, 1))),
+    ("day >= DATE'9999-12-31'", GreaterThanOrEqual(("day",), dt.date(9999, 12, 31))),
+    ("flag = true", EqualTo(("flag",), True)),
+    ("flag <=> false", EqualNullSafe(("flag",), False)),
+    ("NOT flag = true", Not(EqualTo(("flag",), True))),
+    ("i IN (7, NULL)", In(("i",), (7, None))),
+    ("NOT i IN (7, NULL)", Not(In(("i",), (7, None)))),
+]
+
+
+@pytest.fixture(scope="module")
+def edge(spark, tmp_path_factory):
+    """The edge rows as a paimon-row table, a Parquet copy and Arrow."""
+    base = tmp_path_factory.mktemp("pushdown-edge")
+    df = spark.createDataFrame(ROWS, SCHEMA)
+    table, parquet = str(base / "t"), str(base / "p")
+    df.write.format(FORMAT_NAME).mode("overwrite").save(table)
+    df.write.mode("overwrite").parquet(parquet)
+    return table, parquet, df.toArrow()
+
+
+@pytest.fixture(scope="module")
+def registered(spark):
+    before = spark.conf.get(PUSHDOWN_CONF, None)
+    spark.conf.unset(PUSHDOWN_CONF)
+    rowformat.spark.register(spark)
+    yield spark
+    if before is None:
+        spark.conf.unset(PUSHDOWN_CONF)
+    else:
+        spark.conf.set(PUSHDOWN_CONF, before)
+
+
+def _ids(df) -> list[int]:
+    return sorted(r.id for r in df.select("id").collect())
+
+
+@pytest.mark.parametrize("condition,pushed", CASES, ids=[c for c, _ in CASES])
+def test_filter_on_batches_is_sparks_answer(spark, edge, condition, pushed):
+    """batch_mask keeps exactly the rows Spark's own filter keeps."""
+    _, parquet, arrow = edge
+    want = _ids(spark.read.parquet(parquet).where(condition))
+    batch = arrow.combine_chunks().to_batches()[0]
+    assert evaluates(pushed, batch.schema), pushed
+    mask = batch_mask([pushed], batch).to_pylist()
+    assert sorted(i for i, keep in zip(batch.column("id").to_pylist(), mask) if keep) == want
+
+
+CONDITIONS = [c for c, _ in CASES] + [
+    "i > 0 AND s LIKE 'a%'", "d > 1.0 AND NOT flag = true", "dec >= 0 AND day IS NOT NULL",
+    "id = 3", "i = 7 OR s = 'ab'", "s IN ('ab', 'b', NULL)",
+]
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_pushed_read_is_sparks_answer(registered, edge, condition):
+    """Through the source, with pushdown on (Spark's own filter objects):
+    the rows Spark's Parquet source gives for the same condition."""
+    spark = registered
+    table, parquet, _ = edge
+    want = _ids(spark.read.parquet(parquet).where(condition))
+    assert _ids(spark.read.format(FORMAT_NAME).load(table).where(condition)) == want
+
+
+def _reader(path: str, pushdown: bool = True, **options):
+    opts = CaseInsensitiveDict({"path": path, **options})
+    source = type("S", (RowDataSource,), {"pushdown": pushdown})(opts)
+    return source.reader(source.schema())
+
+
+def _planned_files(reader) -> int:
+    n = 0
+    for p in reader.partitions():
+        if isinstance(p, SplitGroup):
+            n += sum(len(s.files) for s in pickle.loads(p.splits))
+        else:
+            n += len(p.files)
+    return n
+
+
+@pytest.fixture(scope="module")
+def many_files(spark, tmp_path_factory):
+    """20,000 rows in 10 files (ids in file order), with full statistics
+    (metadata.stats-mode: the table option), partitioned by `part`."""
+    path = str(tmp_path_factory.mktemp("pushdown-files") / "t")
+    spark.range(0, 20000, numPartitions=10) \
+        .selectExpr("id", "concat('user', id) AS name", "CAST(id % 2 AS INT) AS part") \
+        .write.format(FORMAT_NAME).mode("overwrite").option("partitionKeys", "part") \
+        .option("paimon.metadata.stats-mode", "full") \
+        .option("paimon.row-tracking.enabled", "true").save(path)
+    return path
+
+
+# Task k writes ids [2000k, 2000k + 2000) as two files, the even ids in
+# part=0 and the odd ones in part=1: each file's id range is about 2000 wide.
+@pytest.mark.parametrize("filters,files", [
+    ([EqualTo(("id",), 4242)], 2),            # [4000, 5998] and [4001, 5999]
+    ([EqualTo(("id",), 4242), EqualTo(("part",), 0)], 1),
+    ([GreaterThanOrEqual(("id",), 4000), LessThanOrEqual(("id",), 5999)], 2),
+    ([GreaterThan(("id",), 19998)], 1),
+    # names compare as strings: four files' [min, max] hold 'user4242'
+    # (task 0's ['user0', 'user998'] among them)
+    ([EqualTo(("name",), "user4242")], 4),
+    ([EqualTo(("part",), 1)], 10),
+    ([In(("id",), (1, 19999))], 3),           # [0, 1998], [1, 1999], [18001, 19999]
+    ([IsNull(("id",))], 0),
+    ([], 20),
+])
+def test_planner_prunes_files(many_files, filters, files):
+    reader = _reader(many_files)
+    assert isinstance(reader, FilteringReader)
+    reader.pushFilters(list(filters))
+    assert _planned_files(reader) == files
+
+
+def test_pushdown_off_switch(many_files):
+    assert type(_reader(many_files, pushFilters="false")) is TableReader
+    assert type(_reader(many_files, pushdown=False)) is TableReader
+    assert isinstance(_reader(many_files, pushdown=False, pushFilters="true"), FilteringReader)
+    with pytest.raises(ValueError, match="pushFilters"):
+        _reader(many_files, pushFilters="yes")
+
+
+def test_unhandled_filters_go_back_to_spark(many_files):
+    """Spark gets back, by reference, exactly the filters rowformat does not
+    evaluate (a timestamp literal on a BIGINT column here)."""
+    reader = _reader(many_files)
+    odd = EqualTo(("id",), dt.datetime(2020, 1, 1))
+    nested = EqualTo(("name", "x"), "a")
+    kept = EqualTo(("id",), 5)
+    back = list(reader.pushFilters([kept, odd, nested]))
+    assert len(back) == 2 and back[0] is odd and back[1] is nested
+
+
+def test_row_id_predicates_read_only_their_rows(registered, many_files):
+    spark = registered
+    ids = [3, 4242, 4243, 19999, 123456789]
+    reader = _reader(many_files, rowIds="true")
+    reader.pushFilters([In(("_ROW_ID",), tuple(ids))])
+    parts = reader.partitions()
+    assert parts and all(isinstance(p, RowIdSlices) for p in parts)
+    touched = sorted((f[2], f[3]) for p in parts for f in p.files)
+    assert len(touched) == 3                      # the 3 files holding rows 3, 4242-4243, 19999
+
+    df = spark.read.format(FORMAT_NAME).option("rowIds", "true").load(many_files)
+    got = df.where(f"_ROW_ID IN ({', '.join(map(str, ids))})").select("_ROW_ID", "id", "name")
+    full = spark.read.format(FORMAT_NAME).option("rowIds", "true") \
+        .option("pushFilters", "false").load(many_files)
+    want = full.where(f"_ROW_ID IN ({', '.join(map(str, ids))})").select("_ROW_ID", "id", "name")
+    assert sorted(got.collect()) == sorted(want.collect()) and len(want.collect()) == 4
+    for cond in ("_ROW_ID BETWEEN 1990 AND 2010", "_ROW_ID = 7 AND id = 7",
+                 "_ROW_ID > 19995", "_ROW_ID < 3 AND _ROW_ID >= 1"):
+        a = spark.read.format(FORMAT_NAME).option("rowIds", "true").load(many_files).where(cond)
+        b = full.where(cond)
+        assert sorted(a.collect()) == sorted(b.collect()), cond
+
+
+def test_row_id_ranges():
+    assert row_id_ranges([]) is None
+    assert row_id_ranges([In(("_ROW_ID",), (5, 3, 4, 9))]).tolist() == [[3, 6], [9, 10]]
+    assert row_id_ranges([GreaterThan(("_ROW_ID",), 5), LessThanOrEqual(("_ROW_ID",), 8),
+                          In(("_ROW_ID",), (1, 6, 8, 9))]).tolist() == [[6, 7], [8, 9]]
+    assert row_id_ranges([EqualTo(("_ROW_ID",), 2), EqualTo(("_ROW_ID",), 3)]).tolist() == []
+    assert row_id_ranges([Not(EqualTo(("_ROW_ID",), 2))]) is None
+
+
+def test_register_turns_pushdown_on_unless_set(spark):
+    before = spark.conf.get(PUSHDOWN_CONF, None)
+    try:
+        spark.conf.set(PUSHDOWN_CONF, "false")
+        rowformat.spark.register(spark)
+        assert spark.conf.get(PUSHDOWN_CONF) == "false"
+        spark.conf.unset(PUSHDOWN_CONF)
+        rowformat.spark.register(spark)
+        assert spark.conf.get(PUSHDOWN_CONF) == "true"
+    finally:
+        if before is None:
+            spark.conf.unset(PUSHDOWN_CONF)
+        else:
+            spark.conf.set(PUSHDOWN_CONF, before)
+        rowformat.spark.register(spark)
