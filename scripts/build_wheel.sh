@@ -10,7 +10,8 @@
 # Usage: bash scripts/build_wheel.sh [VERSION]   e.g. 3.13, 3.14t (found or
 #        built by scripts/pythons.sh); without one, PYTHON (default python3).
 # Env: KEEP=1 keeps the work directory, OUT=dir copies the sdist and the
-# repaired wheel there (relative to the current directory).
+# repaired wheel there (relative to the current directory), TESTS="paths..."
+# runs the test-command on those paths of tests/ instead of all of it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 if [ -n "${1:-}" ]; then
@@ -71,6 +72,12 @@ cd "$WORK/test"
 "$WORK/env/bin/rowformat" --version
 command="$("$WORK/env/bin/python" -c "import tomllib
 print(tomllib.load(open('pyproject.toml', 'rb'))['tool']['cibuildwheel']['test-command'])")"
+if [ -n "${TESTS:-}" ]; then
+    subset="${command/pytest tests /pytest $TESTS }"
+    [ "$subset" != "$command" ] \
+        || { echo "the test-command runs no 'pytest tests ': TESTS=$TESTS cannot apply" >&2; exit 1; }
+    command="$subset"
+fi
 echo "$command"
 PATH="$WORK/env/bin:$PATH" bash -c "$command"
 
