@@ -34,7 +34,7 @@ from .errors import DatasetError
 from .row.decode_pool import worker_threads
 from .row.reader import RowFileReader, read_metadata
 from .row.scatter import route_row_ids, take_files
-from .source import as_rows
+from .row_numbers import as_rows
 from .datatypes import RowType
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 from ..errors import BlobDescriptorError
-from ..source import open_regular
+from ..io.local import open_regular_file
 from .stream import RangeStream
 
 MAGIC = 0x424C4F4244455343          # "BLOBDESC"
@@ -118,7 +118,7 @@ class BlobDescriptor:
         file is opened without blocking and must be a regular file (else
         :class:`~rowformat.CorruptFileError` naming it), and the range must
         lie inside its size."""
-        f = os.fdopen(open_regular(self.local_path()), "rb")
+        f = open_regular_file(self.local_path())
         try:
             size = os.fstat(f.fileno()).st_size
             if self.offset > size:

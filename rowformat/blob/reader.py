@@ -20,7 +20,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import CorruptFileError, ValueConversionError
-from ..source import Source, as_rows, row_number
+from ..io.source import Source
+from ..row_numbers import as_rows, row_number
 from .descriptor import BlobDescriptor
 from .kind import PLACEHOLDER, BlobPlaceholder, resolve_blob_type
 from .meta import ENTRY_OVERHEAD, MAGIC_BYTES, NULL_LENGTH, BlobIndex

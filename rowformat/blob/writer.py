@@ -16,7 +16,7 @@ from typing import Iterable
 import pyarrow as pa
 
 from .. import _blob
-from ..atomic import AtomicWriter, StreamOutput, open_output
+from ..io.output import AtomicWriter, StreamOutput, open_output
 from ..errors import RowFormatError, ValueConversionError
 from .descriptor import BlobDescriptor
 from .kind import PLACEHOLDER, resolve_blob_type

@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:     # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     from ..errors import RowFormatError, RowIndexError
-    from ..storage import redact
+    from ..io.urls import redact
     out = sys.stdout
 
     def say(message) -> None:

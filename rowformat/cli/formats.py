@@ -24,8 +24,8 @@ def format_of(path: str, given: str | None) -> str:
     """``given`` (--from/--to), else the format ``path``'s extension names."""
     if given:
         return given
-    from .. import storage
-    name = path.rsplit("/", 1)[-1] if storage.is_url(path) else os.path.basename(path)
+    from ..io import urls
+    name = path.rsplit("/", 1)[-1] if urls.is_url(path) else os.path.basename(path)
     for ext in sorted(_EXTENSIONS, key=len, reverse=True):
         if name.lower().endswith(ext):
             return _EXTENSIONS[ext]

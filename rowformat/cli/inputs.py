@@ -26,10 +26,8 @@ class InputTable:
 
 
 def _open_binary(path: str, storage_options: dict | None):
-    from .. import storage
-    if storage.is_url(path):
-        return storage.open_file(path, storage_options=storage_options)
-    return open(path, "rb")
+    from ..io import fileio
+    return fileio.open_file(path, storage_options=storage_options, stream=True)
 
 
 def open_input_table(path: str, fmt: str, schema, batch_size: int,

@@ -25,12 +25,8 @@ def add_schema_argument(p: argparse.ArgumentParser, required_for: str = "") -> N
 
 
 def _read_text(path: str) -> str:
-    from .. import storage
-    if storage.is_url(path):
-        with storage.open_file(path) as f:
-            return f.read().decode("utf-8")
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    from ..io import fileio
+    return fileio.read_bytes(path).decode("utf-8")
 
 
 def _latest_schema_file(directory: str) -> str:
@@ -39,7 +35,8 @@ def _latest_schema_file(directory: str) -> str:
     sub = os.path.join(directory, "schema")
     if os.path.isdir(sub):
         directory = sub
-    ids = [int(m.group(1)) for name in os.listdir(directory)
+    from ..io import fileio
+    ids = [int(m.group(1)) for name in fileio.list_names(directory)
            if (m := re.fullmatch(r"schema-(\d+)", name))]
     if not ids:
         raise UsageError(f"--schema {directory}: no Paimon schema file (schema-N) in the directory")
@@ -56,11 +53,12 @@ def load_schema(spec: str):
     """The RowType ``--schema`` names: a Paimon table directory, a file of
     schema JSON (a Paimon table schema file, ``{"fields": [...]}`` or a field
     list) or of schema text, or the schema text itself."""
-    from .. import schema_json, storage
+    from .. import schema_json
+    from ..io import fileio, urls
     from ..errors import SchemaError
     from ..arrow_types import as_row_type
     source = None
-    if storage.is_url(spec) or os.path.isfile(spec):
+    if urls.is_url(spec) or os.path.isfile(spec):
         source = spec
     elif os.path.isdir(spec):
         source = _latest_schema_file(spec)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..atomic import AtomicWriter, open_output
+from ..io.output import AtomicWriter, open_output
 from .exit_codes import UsageError
 from .formats import schema_metadata
 from .output import TextRows, csv_check

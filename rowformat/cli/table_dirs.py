@@ -44,10 +44,10 @@ def storage_options(args) -> dict | None:
 def is_table_dir(args) -> bool:
     """``args.file`` is a Paimon table: a local directory, or a URL whose
     ``schema/`` holds schema files."""
-    from .. import storage
+    from ..io import urls
     from ..paimon.tables import is_table
     path = args.file
-    if storage.is_url(path) and storage.local_path_of(path) is None:
+    if urls.is_url(path) and urls.local_path_of(path) is None:
         if path.rstrip("/").endswith((".row", ".blob")):
             return False
         try:

@@ -41,7 +41,7 @@ import pyarrow as pa
 from ..blob import PLACEHOLDER, BlobDescriptor, BlobFileReader
 from ..blob.meta import PLACEHOLDER_LENGTH
 from ..errors import CorruptFileError, RowIndexError
-from ..source import as_rows
+from ..row_numbers import as_rows
 from . import _field_types
 from ._reader import _pypaimon, _with_path, close_reader_and_stream, count_opened, opening
 

@@ -39,9 +39,9 @@ import uuid
 from typing import Any
 from urllib.parse import urlparse
 
-from .. import storage
 from ..errors import StorageError, UnsafeCommitError
-from ._reader import catalog_options
+from ..io.uploads import s3_client
+from ._reader import store_settings
 
 _S3 = ("s3", "s3a", "s3n")
 _ATOMIC_RENAME = ("hdfs", "viewfs")
@@ -93,7 +93,7 @@ def _client(options: dict):
     with _lock:
         client = _clients.get(key)
     if client is None:
-        client = storage.s3_client(options)
+        client = s3_client(options)
         with _lock:
             client = _clients.setdefault(key, client)
     return client
@@ -154,7 +154,7 @@ def _has_botocore() -> bool:
 def _s3_target(file_io, path: str) -> tuple:
     """(client, bucket, key) of an S3 ``path`` of ``file_io``'s store."""
     url = urlparse(path)
-    options = storage.catalog_storage_options(catalog_options(file_io))
+    options = store_settings(file_io)
     return _client(options), url.netloc, url.path.lstrip("/")
 
 

@@ -44,10 +44,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .. import storage
-from ..atomic import write_atomically
+from ..io import fileio, ranges, urls
+from ..io.output import write_atomically
 from ..errors import DatasetError, StorageNotFoundError, TableMetadataError
-from ..source import open_regular
 from ._metadata import check_name, reading
 
 # the table's metadata directories; every other top-level directory holds data files
@@ -70,13 +69,13 @@ class Table:
     """The metadata files of one table, read through the storage layer."""
 
     def __init__(self, root: str, storage_options: dict | None):
-        self.root = root.rstrip("/") if storage.is_url(root) else root
+        self.root = root.rstrip("/") if urls.is_url(root) else root
         self.options = storage_options
         self._avro: dict[str, list[Any]] = {}
         self._branches: list[str] | None = None
 
     def path(self, *names: str) -> str:
-        return storage.join(self.root, *names)
+        return urls.join(self.root, *names)
 
     def numbered(self, directory: str, prefix: str) -> list[int]:
         """The ids of the ``<prefix><id>`` files in ``directory``, ascending,
@@ -85,7 +84,7 @@ class Table:
         writer makes): a stray file that parsed as a second snapshot 5 would
         shift what expiry keeps."""
         n = len(prefix)
-        return sorted({int(name[n:]) for name in storage.list_names(directory, self.options)
+        return sorted({int(name[n:]) for name in fileio.list_names(directory, self.options)
                        if name.startswith(prefix) and canonical_id(name[n:])})
 
     def option_values(self, key: str) -> set[str]:
@@ -94,9 +93,9 @@ class Table:
         options is still the table's)."""
         values: set[str] = set()
         for home in [self.root] + [self.path("branch", b) for b in self.branches()]:
-            schema_dir = storage.join(home, "schema")
+            schema_dir = urls.join(home, "schema")
             for sid in self.numbered(schema_dir, "schema-"):
-                options = self.json(storage.join(schema_dir, f"schema-{sid}")).get("options")
+                options = self.json(urls.join(schema_dir, f"schema-{sid}")).get("options")
                 if isinstance(options, dict) and options.get(key) is not None:
                     values.add(str(options[key]))
         return values
@@ -112,10 +111,10 @@ class Table:
         """The branch directories, each checked listable (one linked to a
         volume not mounted must not read as an empty branch)."""
         if self._branches is None:
-            names = [b for b in storage.list_names(self.path("branch"), self.options)
+            names = [b for b in fileio.list_names(self.path("branch"), self.options)
                      if b.startswith("branch-")]
             for b in names:
-                storage.list_names(self.path("branch", b), self.options)
+                fileio.list_names(self.path("branch", b), self.options)
             self._branches = names
         return self._branches
 
@@ -123,17 +122,13 @@ class Table:
         """What names the snapshots a run keeps: the tag, branch and consumer
         directories' names, to compare before deleting."""
         dirs = ["tag", "branch", "consumer"] + [f"branch/{b}/tag" for b in self.branches()]
-        return {d: frozenset(storage.list_names(self.path(*d.split("/")), self.options))
+        return {d: frozenset(fileio.list_names(self.path(*d.split("/")), self.options))
                 for d in dirs}
 
     def read(self, path: str) -> bytes:
         """A metadata file's bytes; a local one must be a regular file (a
         named pipe would block: CorruptFileError)."""
-        local = storage.local_path_of(path) if storage.is_url(path) else path
-        if local is None:
-            return storage.read_bytes(path, self.options)
-        with os.fdopen(open_regular(local), "rb") as f:
-            return f.read()
+        return fileio.read_bytes(path, self.options)
 
     def json(self, path: str) -> dict:
         with reading(path, "metadata file"):
@@ -143,7 +138,7 @@ class Table:
             return doc
 
     def snapshot(self, directory: str, snapshot_id: int) -> dict:
-        return self.json(storage.join(directory, f"snapshot-{snapshot_id}"))
+        return self.json(urls.join(directory, f"snapshot-{snapshot_id}"))
 
     def avro(self, name: str, what: str, missing_ok: bool) -> list[Any]:
         """The records of ``manifest/<name>`` (none if it is missing and ``missing_ok``)."""
@@ -249,7 +244,7 @@ def _as_path(p: Any) -> str | None:
 
 def _is_external(name: str) -> bool:
     """Whether a name from :func:`_entry` is an external path (not a bare file name)."""
-    return storage.is_url(name) or name.startswith(("/", "file:"))
+    return urls.is_url(name) or name.startswith(("/", "file:"))
 
 
 def canonical_id(text: str) -> bool:
@@ -263,8 +258,8 @@ def _plain(path: str) -> bool:
     with a root by prefix means what it says."""
     if path.startswith("file:"):        # another host's file (_as_path): never ours
         return False
-    rest = path.split("://", 1)[1].partition("/")[2] if storage.is_url(path) else path[1:]
-    return path.startswith("/") != storage.is_url(path) and \
+    rest = path.split("://", 1)[1].partition("/")[2] if urls.is_url(path) else path[1:]
+    return path.startswith("/") != urls.is_url(path) and \
         all(seg not in ("", ".", "..") for seg in (rest.split("/") if rest else ()))
 
 
@@ -286,7 +281,7 @@ def _external_files(table: Table, paths: set[str]) -> dict[str, int]:
                           f"({', '.join(roots) or 'none'}): not deleted", ExternalFileWarning,
                           stacklevel=3)
             continue
-        size = storage.file_size(path, table.options)
+        size = fileio.file_size(path, table.options)
         if size is not None:
             found[path] = size
     return found
@@ -315,7 +310,7 @@ def cutoff_millis(older_than: Any) -> int | None:
 def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
     """The oldest snapshots that may go: contiguous from the earliest."""
     consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
-                 for n in storage.list_names(table.path("consumer"), table.options)
+                 for n in fileio.list_names(table.path("consumer"), table.options)
                  if n.startswith("consumer-")]
     if any(not isinstance(c, int) or isinstance(c, bool) for c in consumers):
         raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
@@ -351,17 +346,17 @@ def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> Refs:
         refs.add(table, table.snapshot(table.path("snapshot"), sid), live_only, False)
     homes = [table.root] + [table.path("branch", b) for b in table.branches()]
     for home in homes:
-        tag_dir = storage.join(home, "tag")
-        for name in storage.list_names(tag_dir, table.options):
+        tag_dir = urls.join(home, "tag")
+        for name in fileio.list_names(tag_dir, table.options):
             if name.startswith("tag-"):
-                refs.add(table, table.json(storage.join(tag_dir, name)), live_only, False)
+                refs.add(table, table.json(urls.join(tag_dir, name)), live_only, False)
         if home != table.root:
-            snap_dir = storage.join(home, "snapshot")
+            snap_dir = urls.join(home, "snapshot")
             for sid in table.numbered(snap_dir, "snapshot-"):
                 refs.add(table, table.snapshot(snap_dir, sid), live_only, False)
-        changelog_dir = storage.join(home, "changelog")     # long-lived changelogs
+        changelog_dir = urls.join(home, "changelog")     # long-lived changelogs
         for cid in table.numbered(changelog_dir, "changelog-"):
-            refs.add(table, table.json(storage.join(changelog_dir, f"changelog-{cid}")),
+            refs.add(table, table.json(urls.join(changelog_dir, f"changelog-{cid}")),
                      False, False)
     return refs
 
@@ -372,7 +367,7 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     what, given = "retain_last", retain_last
     if retain_last is None:         # the table's option, a string
         schema_dir = table.path("schema")
-        schema = table.json(storage.join(schema_dir, f"schema-{table.numbered(schema_dir, 'schema-')[-1]}"))
+        schema = table.json(urls.join(schema_dir, f"schema-{table.numbered(schema_dir, 'schema-')[-1]}"))
         what = "the table's snapshot.num-retained.min"
         given = (schema.get("options") or {}).get("snapshot.num-retained.min", str(DEFAULT_RETAIN_LAST))
         retain_last = int(given) if str(given).isdigit() else 0
@@ -416,10 +411,10 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
     data -= external
     found: dict[str, int] = {}      # path -> size of each file that goes
     in_data_dirs = data | doomed["index"]        # index-file-in-data-file-dir puts them there
-    for top in storage.list_names(table.root, table.options):
+    for top in fileio.list_names(table.root, table.options):
         names = doomed.get(top, in_data_dirs if top not in METADATA_DIRS else ())
         if names and not top.startswith("."):
-            found.update((p, n) for p, n, _ in storage.walk(table.path(top), table.options)
+            found.update((p, n) for p, n, _ in fileio.walk(table.path(top), table.options)
                          if p.rsplit("/", 1)[-1] in names and p not in keep.data)
     found.update(_external_files(table, external))
     earliest = ids[len(doomed_ids)]
@@ -442,13 +437,13 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         delete_all(table, [p for p in in_manifest_dir if name_of[p] in manifests])
         delete_all(table, [p for p in in_manifest_dir if name_of[p] not in manifests])
         for sid in doomed_ids:
-            storage.delete(storage.join(snap_dir, f"snapshot-{sid}"), table.options)
-        write_atomically(storage.join(snap_dir, "EARLIEST"), str(earliest).encode(), table.options)
+            fileio.delete(urls.join(snap_dir, f"snapshot-{sid}"), table.options)
+        write_atomically(urls.join(snap_dir, "EARLIEST"), str(earliest).encode(), table.options)
     return Expired(doomed_ids, earliest, len(found), sum(found.values()))
 
 
 def delete_all(table: Table, files: list[str]) -> None:
     """Deletes ``files`` concurrently (one already gone is skipped)."""
-    pool = storage.io_pool()
-    for future in [pool.submit(storage.delete, f, table.options) for f in files]:
+    pool = ranges.io_pool()
+    for future in [pool.submit(fileio.delete, f, table.options) for f in files]:
         future.result()

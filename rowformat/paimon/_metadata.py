@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from typing import Any, Callable, Iterator
 
 from ..errors import CorruptFileError, RowFormatError, TableMetadataError
-from ..source import open_regular
+from ..io.local import open_regular_file
 
 # what a damaged file raises inside pypaimon; OSError (a missing or unreadable
 # file, naming it) and MemoryError pass as they are
@@ -136,12 +135,11 @@ def make_new_input_stream(stock: Callable) -> Callable:
 
     def new_input_stream(self, path):
         try:
-            fd = open_regular(self._to_file(path))
+            return open_regular_file(self._to_file(path))
         except FileNotFoundError:
             return stock(self, path)
         except CorruptFileError as e:
             raise TableMetadataError(str(e)) from None
-        return os.fdopen(fd, "rb")
 
     new_input_stream._rowformat_stock = stock  # type: ignore[attr-defined]
     return new_input_stream

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .. import storage
+from ..io import fileio
 from ..errors import DatasetError, StorageNotFoundError, TableMetadataError
 from ._expire import METADATA_DIRS, Refs, Table, anchors, cutoff_millis, delete_all
 
@@ -66,11 +66,11 @@ def remove_orphans(root: str, older_than: Any, storage_options: dict | None,
         | {n.rsplit("/", 1)[-1] for n in used.data}
     data_dirs = table.option_values("data-file.path-directory")
     found = []
-    for top in storage.list_names(table.root, table.options):
+    for top in fileio.list_names(table.root, table.options):
         if top.startswith(".") or (top in METADATA_DIRS and top not in _FLAT_DIRS):
             continue
         base = table.path(top)
-        for p, n, mtime in storage.walk(base, table.options):
+        for p, n, mtime in fileio.walk(base, table.options):
             parts = [top] + p[len(base):].strip("/").split("/")
             if parts[-1] in names or mtime is None or mtime * 1000 >= cutoff:
                 continue

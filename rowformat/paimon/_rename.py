@@ -10,7 +10,7 @@ Linux replaces a file another process has just put there: two processes
 committing to one local table could both "win" snapshot N, and one commit's
 rows were lost without an error.
 
-Here the move is ``os.link(src, dst)`` then ``os.unlink(src)``: ``link(2)``
+Here the move is ``link(2)`` then ``unlink(2)`` (io.local.link_new): ``link(2)``
 fails with ``EEXIST`` when ``dst`` exists, atomically, so exactly one writer
 wins and every other gets False, as Paimon's protocol expects. A file system
 without hard links (or a directory source, which cannot be linked) gets
@@ -29,6 +29,8 @@ import errno
 import os
 from typing import Any
 
+from ..io.local import link_new
+
 # link(2) errors that mean "no hard links here", not "the target exists"
 _NO_LINKS = frozenset({errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP,
                        errno.EMLINK, errno.ENOSYS})
@@ -43,7 +45,7 @@ def make_rename(stock: Any) -> Any:
             return stock(self, src, dst)        # directories: pypaimon's own rename
         dst_file.parent.mkdir(parents=True, exist_ok=True)
         try:
-            os.link(os.fspath(src_file), os.fspath(dst_file))   # (str paths in its error)
+            link_new(os.fspath(src_file), os.fspath(dst_file))  # (str paths in its error)
         except FileExistsError:
             if os.path.islink(dst_file) and not os.path.exists(dst_file):
                 raise FileExistsError(errno.EEXIST, "the target is a symbolic link to a missing "
@@ -54,10 +56,6 @@ def make_rename(stock: Any) -> Any:
             if e.errno in _NO_LINKS:
                 return stock(self, src, dst)
             raise
-        try:
-            os.unlink(src_file)
-        except FileNotFoundError:
-            pass
         return True
 
     rename._rowformat_stock = stock  # type: ignore[attr-defined]

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import tempfile
 from contextvars import ContextVar
 from typing import Any, List, Optional
@@ -35,6 +34,7 @@ from typing import Any, List, Optional
 import pyarrow as pa
 
 from ..errors import TableOptionError
+from ..io.local import copy_into, remove_tree
 from ..row.writer import DEFAULT_BLOCK_SIZE, RowFileWriter
 from . import _field_types
 
@@ -171,11 +171,10 @@ class StreamRowWriter:
             return
         try:
             writer.close()
-            with open(self._path, "rb") as f:
-                shutil.copyfileobj(f, self._out, COPY_CHUNK)
+            copy_into(self._path, self._out, COPY_CHUNK)
             self._out.flush()
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            remove_tree(self._dir)
 
     def _discard(self) -> None:
         writer, self._writer = self._writer, None
@@ -183,7 +182,7 @@ class StreamRowWriter:
             if writer is not None:
                 writer.abort()
         finally:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            remove_tree(self._dir)
 
     def __del__(self):
         if getattr(self, "_writer", None) is not None:

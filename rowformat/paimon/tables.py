@@ -42,7 +42,8 @@ from typing import Any, Iterable, Iterator, Optional
 import numpy as np
 import pyarrow as pa
 
-from .. import schema_json, storage
+from .. import schema_json
+from ..io import fileio, settings, urls
 from ..arrow_cast import cast_batch
 from ..errors import (
     DatasetError, PaimonIntegrationError, RowFormatError, SchemaError, TableMetadataError,
@@ -82,29 +83,20 @@ def acceleration():
 
 def catalog_options(path: str, storage_options: dict | None = None) -> dict:
     """The catalog options pypaimon's FileIO opens the table at ``path`` with:
-    ``storage_options`` (``s3.endpoint``, ``s3.access-key``, ...), for an S3
-    URL completed from the standard environment (``AWS_ENDPOINT_URL``, then
-    path-style addressing, as S3-compatible servers expect;
-    ``AWS_REGION``), which pypaimon does not read itself."""
-    opts = {k: str(v) for k, v in (storage_options or {}).items()}
-    if storage.is_url(path) and path.partition("://")[0].lower() in ("s3", "s3a", "s3n"):
-        given = {storage.s3_name(k)[0] for k, v in opts.items() if v}
-        env = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        if env and "endpoint_override" not in given:
-            opts["s3.endpoint"] = env
-            if "path_style" not in given:
-                opts["s3.path-style-access"] = "true"
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        if region and "region" not in given:
-            opts["s3.region"] = region
-    return opts
+    ``storage_options`` in rowformat's one form of store settings
+    (``s3.endpoint``, ``s3.access-key``, ...: :mod:`rowformat.io.settings`;
+    an unknown S3 name is a StorageOptionError), for an S3 URL over the
+    standard ``AWS_*`` environment's (which pypaimon does not read itself)."""
+    opts = settings.form(storage_options)
+    if urls.is_s3(path):
+        opts = settings.with_environment(opts)
+    return {k: str(v) for k, v in opts.items()}
 
 
 def _names(directory: str, storage_options: dict | None = None) -> list[str]:
     """The names in ``directory`` (none if it is missing): a local path, or a
     URL listed with the table's store settings."""
-    return storage.list_names(directory, storage.catalog_storage_options(
-        catalog_options(directory, storage_options)))
+    return fileio.list_names(directory, catalog_options(directory, storage_options))
 
 
 def _numbered(directory: str, prefix: str, storage_options: dict | None = None) -> list[int]:
@@ -116,27 +108,27 @@ def _numbered(directory: str, prefix: str, storage_options: dict | None = None) 
 
 def is_table(path: str, storage_options: dict | None = None) -> bool:
     """A Paimon table directory: it has ``schema/schema-<n>`` files."""
-    return bool(_numbered(storage.join(path, SCHEMA_DIR), "schema-", storage_options))
+    return bool(_numbered(urls.join(path, SCHEMA_DIR), "schema-", storage_options))
 
 
 def _schema_path(table_path: str, schema_id: int) -> str:
-    return storage.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
+    return urls.join(table_path, SCHEMA_DIR, f"schema-{schema_id}")
 
 
 def _snapshot_path(table, pinned: bool = True) -> str:
     """The snapshot file a failed read of the table's snapshot was reading:
     the one it is pinned to (unless not ``pinned``), else the latest."""
-    directory = storage.join(str(table.table_path), "snapshot")
+    directory = urls.join(str(table.table_path), "snapshot")
     pin_id = (table.table_schema.options or {}).get("scan.snapshot-id") if pinned else None
     ids = [int(pin_id)] if pin_id is not None else \
         _numbered(directory, "snapshot-", storage_options_of(table))
-    return storage.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
+    return urls.join(directory, f"snapshot-{max(ids)}" if ids else "LATEST")
 
 
 def storage_options_of(table) -> dict:
-    """The catalog options the table's FileIO was opened with (its store's settings)."""
-    from ._reader import catalog_options as of_file_io
-    return of_file_io(table.file_io)
+    """The store's settings the table's FileIO was opened with (in the one form)."""
+    from ._reader import store_settings
+    return store_settings(table.file_io)
 
 
 def _pypaimon_table_class():
@@ -160,7 +152,7 @@ def _from_path(path: str, storage_options: dict | None = None):
     from pypaimon.schema.schema_manager import SchemaManager
     opts = catalog_options(path, storage_options)
     file_io = FileIO.get(path, Options(opts))
-    ids = _numbered(storage.join(path, SCHEMA_DIR), "schema-", opts)
+    ids = _numbered(urls.join(path, SCHEMA_DIR), "schema-", opts)
     if not ids:
         raise DatasetError(f"{path} is not a Paimon table: no schema in {SCHEMA_DIR}/")
     where = _schema_path(path, max(ids))
@@ -584,7 +576,7 @@ def _data_file_path(table, split, f) -> str:
     p = getattr(f, "external_path", None) or getattr(f, "file_path", None)
     if p:
         return local_path(str(p), table.file_io)
-    return storage.join(str(getattr(split, "bucket_path", None) or table.table_path), f.file_name)
+    return urls.join(str(getattr(split, "bucket_path", None) or table.table_path), f.file_name)
 
 
 def data_files(table) -> list[DataFile]:
@@ -608,9 +600,9 @@ def data_files(table) -> list[DataFile]:
 def reader_options(table) -> dict | None:
     """The ``storage_options`` a RowFileReader opens the table's data files
     with: None for a local table."""
-    if not storage.is_url(str(table.table_path)) or storage.local_path_of(str(table.table_path)):
+    if urls.local(str(table.table_path)) is not None:
         return None
-    return storage.catalog_storage_options(storage_options_of(table))
+    return storage_options_of(table)
 
 
 def file_fields(table, meta) -> list[Any]:

@@ -28,10 +28,11 @@ from .decode_pool import shared_pool as _shared_pool
 from ..errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
                      RowIndexError, RowMemoryError)
 from .footer import Footer
-from ..storage import SCAN_AHEAD
+from ..io.ranges import SCAN_AHEAD
 from . import scatter as _scatter
 from .scatter import Scatter, Wanted, touched_blocks
-from ..source import Source, as_rows, few_rows, row_number
+from ..io.source import Source
+from ..row_numbers import as_rows, few_rows, row_number
 from ..datatypes import RowType
 
 DEFAULT_CACHE_BYTES = 64 << 20
@@ -832,7 +833,7 @@ class RowFileReader:
 
 class Fetch:
     """A scan unit's blocks being read ahead from a URL, by block number: a
-    storage.Fetch of the unit's own blocks, and the (storage.Fetch, range)
+    io.ranges.Fetch of the unit's own blocks, and the (io.ranges.Fetch, range)
     of a block it shares with the previous unit (read once for both)."""
     __slots__ = ("_fetch", "_where")
 

@@ -23,7 +23,7 @@ from .block_index import BlockIndex
 from ..errors import CorruptFileError, LimitExceededError, RowDecodeError
 from .footer import Footer, read_footer
 from .reader import DEFAULT_MAX_BLOCK_SIZE, DEFAULT_MAX_ROW_SIZE, decompress_frame
-from ..source import Source
+from ..io.source import Source
 
 __all__ = ["verify", "VerifyReport", "Problem"]
 

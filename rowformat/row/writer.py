@@ -23,7 +23,7 @@ from .. import _rowcodec
 from ..arrow_cast import cast_batch
 from ..arrow_data import as_batches
 from ..arrow_types import as_row_type, to_arrow_schema
-from ..atomic import AtomicWriter, open_output
+from ..io.output import AtomicWriter, open_output
 from .block_index import BlockIndex
 from ..errors import ValueConversionError
 from .footer import Footer

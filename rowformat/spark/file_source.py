@@ -14,7 +14,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from .. import RowFileReader, storage
+from .. import RowFileReader
+from ..io import fileio
 from ..errors import DatasetError
 from .. import datatypes
 from .options import (
@@ -34,11 +35,7 @@ def load_bitmap(path: str, settings: dict | None = None):
     Java's RoaringBitmap and pyroaring share)."""
     from pyroaring import BitMap
     try:
-        if storage.is_url(path):
-            with storage.open_file(path, storage_options=file_options(path, settings or {})) as f:
-                return BitMap.deserialize(f.read())
-        with open(path, "rb") as f:
-            return BitMap.deserialize(f.read())
+        return BitMap.deserialize(fileio.read_bytes(path, file_options(path, settings or {})))
     except OSError as e:
         raise DatasetError(f"cannot read the bitmap file {path}: {e}") from None
     except Exception as e:  # pyroaring raises ValueError/RuntimeError on bad bytes

@@ -109,8 +109,8 @@ def storage_settings(spark, given: dict | None) -> dict[str, str]:
 def resolve_schema(schema, settings: dict | None = None) -> RowType:
     """A RowType, Paimon schema text, or the directory (a path or a URL) of
     a Paimon append table (its data files hold exactly the table's columns)."""
-    from .. import storage
-    if isinstance(schema, str) and (storage.is_url(schema) or os.path.isdir(schema)):
+    from ..io import urls
+    if isinstance(schema, str) and (urls.is_url(schema) or os.path.isdir(schema)):
         from .options import normalize_path
         return _table_file_schema(normalize_path(schema), settings)
     return as_row_type(schema)
@@ -128,8 +128,8 @@ def _table_file_schema(path: str, settings: dict | None = None) -> RowType:
 def _parent(path: str) -> str:
     """The directory holding ``path`` (a local path or a URL; a bucket's
     root is its own parent)."""
-    from .. import storage
-    if not storage.is_url(path):
+    from ..io import urls
+    if not urls.is_url(path):
         return os.path.dirname(path)
     scheme, _, rest = path.rstrip("/").partition("://")
     head, sep, _ = rest.rpartition("/")

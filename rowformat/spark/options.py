@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import StructField, StructType
 
-from .. import storage
-from ..errors import DatasetError, SchemaError, StorageError
+from ..io import fileio, stores, urls
+from ..io import settings as st
+from ..errors import DatasetError, SchemaError, StorageError, StorageOptionError
 from .. import datatypes
 from ..datatypes import RowType
 from ..paimon import tables as tb
@@ -91,135 +92,93 @@ def check_option_names(options, kind: str) -> None:
 
 
 # ---------------------------------------------------------------- storage settings
+# The Spark edge of rowformat's one form of store settings
+# (rowformat.io.settings): ``paimon.<catalog option>`` options and the
+# session's Hadoop S3A names are translated into it here, once.
 
-# Paimon catalog options that are a store's settings (pypaimon's FileIO and
-# rowformat.storage read them): as ``paimon.<key>`` options they configure
-# the connection and are never stored in a table's schema; every other
-# ``paimon.<key>`` is a table option.
-STORAGE_PREFIXES = ("s3.", "s3a.", "s3n.", "fs.", "gcs.", "hdfs.", "security.kerberos.",
-                    "file-io.")
-_S3_PREFIXES = ("fs.s3a.", "fs.s3.", "s3a.", "s3n.", "s3.")
-_S3_SCHEMES = ("s3", "s3a", "s3n")
-# pypaimon's camel-case names: Spark hands option keys over lower-cased
-_CASED = {k.lower(): k for k in (
-    "fs.oss.accessKeyId", "fs.oss.accessKeySecret", "fs.oss.securityToken",
-    "fs.s3.accessKeyId", "fs.s3.accessKeySecret", "fs.s3.securityToken")}
-# S3 settings by S3FileSystem's argument name -> the one catalog name used here
-_S3_NAMES = {"endpoint_override": "s3.endpoint", "access_key": "s3.access-key",
-             "secret_key": "s3.secret-key", "session_token": "s3.session-token",
-             "region": "s3.region", "path_style": "s3.path-style-access",
-             "endpoint.region": "s3.region"}
-_CREDENTIALS = ("s3.access-key", "s3.secret-key", "s3.session-token")
-# the session's Hadoop S3A settings -> catalog names
+# the session's Hadoop S3A settings -> the form's names
 SESSION_S3A = {
-    "spark.hadoop.fs.s3a.endpoint": "s3.endpoint",
-    "spark.hadoop.fs.s3a.access.key": "s3.access-key",
-    "spark.hadoop.fs.s3a.secret.key": "s3.secret-key",
-    "spark.hadoop.fs.s3a.session.token": "s3.session-token",
-    "spark.hadoop.fs.s3a.path.style.access": "s3.path-style-access",
-    "spark.hadoop.fs.s3a.endpoint.region": "s3.region",
+    "spark.hadoop.fs.s3a.endpoint": st.ENDPOINT,
+    "spark.hadoop.fs.s3a.access.key": st.ACCESS_KEY,
+    "spark.hadoop.fs.s3a.secret.key": st.SECRET_KEY,
+    "spark.hadoop.fs.s3a.session.token": st.SESSION_TOKEN,
+    "spark.hadoop.fs.s3a.path.style.access": st.PATH_STYLE,
+    "spark.hadoop.fs.s3a.endpoint.region": st.REGION,
 }
 _S3A_SSL = "spark.hadoop.fs.s3a.connection.ssl.enabled"
 
 
 def is_storage_option(key: str) -> bool:
-    """A catalog option naming a store's setting (``s3.endpoint``, ...)."""
-    return key.lower().startswith(STORAGE_PREFIXES)
+    """A catalog option naming a store's setting (``s3.endpoint``, ...): as
+    ``paimon.<key>`` options they configure the connection and are never
+    stored in a table's schema; every other ``paimon.<key>`` is a table
+    option."""
+    return st.is_store_key(key)
 
 
-def _canonical(key: str) -> str:
-    key = _CASED.get(key, key)
-    if key.startswith(_S3_PREFIXES):
-        name, _ = storage.s3_name(key)
-        return _S3_NAMES.get(name, key)
-    return key
+def _strings(layer: dict) -> dict[str, str]:
+    return {k: str(v) for k, v in st.form(layer, "option").items()}
 
 
 def environment_storage(environ=None) -> dict[str, str]:
-    """The S3 settings of the standard ``AWS_*`` variables, as catalog
-    options: the endpoint (then path-style addressing, as S3-compatible
-    servers expect and :func:`rowformat.paimon.tables.catalog_options`
-    assumes), the region, and the keys (both, or none)."""
-    env = os.environ if environ is None else environ
-    out = {}
-    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        out["s3.endpoint"] = endpoint
-        out["s3.path-style-access"] = "true"
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    if region:
-        out["s3.region"] = region
-    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
-        out["s3.access-key"] = env["AWS_ACCESS_KEY_ID"]
-        out["s3.secret-key"] = env["AWS_SECRET_ACCESS_KEY"]
-        if env.get("AWS_SESSION_TOKEN"):
-            out["s3.session-token"] = env["AWS_SESSION_TOKEN"]
-    return out
+    """The S3 settings of the standard ``AWS_*`` variables, in the form
+    (:func:`rowformat.io.settings.environment`)."""
+    return _strings(st.environment(environ))
 
 
 def session_storage(spark) -> dict[str, str]:
     """The S3 settings of ``spark``'s session (``spark.hadoop.fs.s3a.*``,
-    read through ``spark.conf``, so a Spark Connect session serves too), as
-    catalog options. An endpoint without a scheme gets https://, or http://
-    with ``fs.s3a.connection.ssl.enabled=false``, as S3A reads it."""
+    read through ``spark.conf``, so a Spark Connect session serves too), in
+    the form. An endpoint without a scheme gets https://, or http:// with
+    ``fs.s3a.connection.ssl.enabled=false``, as S3A reads it."""
     out = {}
     for key, name in SESSION_S3A.items():
         value = spark.conf.get(key, None)
         if value:
             out[name] = value.strip()
-    endpoint = out.get("s3.endpoint")
+    endpoint = out.get(st.ENDPOINT)
     if endpoint and "://" not in endpoint:
         ssl = (spark.conf.get(_S3A_SSL, None) or "true").strip().lower()
-        out["s3.endpoint"] = ("http://" if ssl == "false" else "https://") + endpoint
+        out[st.ENDPOINT] = ("http://" if ssl == "false" else "https://") + endpoint
     return out
 
 
 def merge_storage(*layers: dict) -> dict[str, str]:
-    """Storage settings (catalog options) of ``layers``, each over the ones
-    before it: S3 names in their ``s3.`` form (``fs.s3a.access.key`` is
-    ``s3.access-key``); the keys (access key, secret, session token) taken
-    together from the last layer that has an access key; a layer's endpoint
-    drops lower layers' path style (the one goes with the other)."""
-    out: dict[str, str] = {}
-    credentials: dict[str, str] = {}
-    for layer in layers:
-        layer = {_canonical(k): str(v) for k, v in layer.items() if v is not None}
-        if "s3.access-key" in layer:
-            credentials = {k: layer[k] for k in _CREDENTIALS if k in layer}
-        if "s3.endpoint" in layer:
-            out.pop("s3.path-style-access", None)
-        out.update((k, v) for k, v in layer.items() if k not in _CREDENTIALS)
-    out.update(credentials)
-    return out
+    """Storage settings of ``layers`` (any spelling: ``fs.s3a.access.key``
+    is ``s3.access-key``), each over the ones before it
+    (:func:`rowformat.io.settings.merge`)."""
+    return st.merge(*(_strings(layer) for layer in layers))
 
 
 def storage_settings(options, captured: dict | None = None) -> dict[str, str]:
     """The store's settings of a read or write: the ``paimon.<storage
     option>`` options over ``captured`` (what register() took from the
-    session and the driver) over this process's ``AWS_*`` environment."""
-    given = {k[len("paimon."):]: v for k, v in options.items()
-             if k.startswith("paimon.") and is_storage_option(k[len("paimon."):])}
+    session and the driver) over this process's ``AWS_*`` environment. A
+    ``paimon.<name>`` under an S3 prefix that is no S3 setting is a
+    StorageOptionError naming it."""
+    given = {}
+    for key, value in options.items():
+        if key.startswith(PAIMON_PREFIX) and is_storage_option(key[len(PAIMON_PREFIX):]):
+            given[key[len(PAIMON_PREFIX):]] = value
     return merge_storage(environment_storage(), captured or {}, given)
 
 
 def scheme_of(path: str) -> str:
-    return path.partition("://")[0].lower() if storage.is_url(path) else ""
+    return urls.scheme_of(path)
 
 
 def for_path(path: str, settings: dict) -> dict[str, str]:
     """``settings`` that concern ``path``'s store: no S3 keys for a path
     that is not on S3 (nothing is sent to tasks that they do not need)."""
-    if scheme_of(path) in _S3_SCHEMES:
+    if urls.is_s3(path):
         return dict(settings)
-    return {k: v for k, v in settings.items() if not k.startswith(_S3_PREFIXES)}
+    return {k: v for k, v in settings.items() if not k.lower().startswith(st.S3_PREFIXES)}
 
 
 def file_options(path: str, settings: dict) -> dict | None:
     """The ``storage_options`` a RowFileReader of the file ``path`` takes:
-    the S3 settings for an S3 URL, else None (pyarrow's or fsspec's defaults)."""
-    if scheme_of(path) in _S3_SCHEMES:
-        return storage.catalog_storage_options(settings) or None
-    return None
+    the settings for an S3 URL, else None (pyarrow's or fsspec's defaults)."""
+    return dict(settings) if urls.is_s3(path) and settings else None
 
 
 # ---------------------------------------------------------------- paths
@@ -227,8 +186,8 @@ def file_options(path: str, settings: dict) -> dict | None:
 def normalize_path(p: str) -> str:
     """A local path made absolute (``file://`` and ``file:`` dropped), or a
     URL as given (no trailing slash): never a local path made of a URL."""
-    if storage.is_url(p):
-        local = storage.local_path_of(p)
+    if urls.is_url(p):
+        local = urls.local_path_of(p)
         if local is None:
             return p.rstrip("/") if p.rstrip("/").partition("://")[2] else p
         p = local
@@ -241,35 +200,25 @@ def check_store(path: str, settings: dict) -> None:
     """Raises DatasetError, on the driver, when nothing can reach ``path``'s
     store: a scheme with no pyarrow or fsspec driver (or one that cannot
     start: HDFS without libhdfs), or settings the driver refuses."""
-    if not storage.is_url(path):
+    if urls.local(path) is not None:
         return
     try:
-        storage.resolve(path, storage_options=file_options(path, settings))
+        stores.resolve(path, storage_options=file_options(path, settings))
+    except StorageOptionError:
+        raise
     except (StorageError, OSError, ValueError, ImportError, TypeError) as e:
-        raise DatasetError(f"{FORMAT_NAME}: cannot reach {storage.redact(path)}: no way to "
+        raise DatasetError(f"{FORMAT_NAME}: cannot reach {urls.redact(path)}: no way to "
                            f"read or write {scheme_of(path)}:// paths here ({e})") from None
 
 
 def path_kind(path: str, settings: dict) -> str | None:
     """"file", "dir" or None (nothing there) for a local path or a URL."""
-    if not storage.is_url(path):
-        return "dir" if os.path.isdir(path) else "file" if os.path.exists(path) else None
-    fs, inner = storage.resolve(path, storage_options=file_options(path, settings))
-    try:
-        if storage.is_pyarrow_fs(fs):
-            import pyarrow.fs as pafs
-            kind = fs.get_file_info(inner).type
-            return {pafs.FileType.File: "file", pafs.FileType.Directory: "dir"}.get(kind)
-        if not fs.exists(inner):
-            return None
-        return "dir" if fs.isdir(inner) else "file"
-    except OSError as e:
-        raise storage.storage_error(path, "looking up", e) from None
+    return fileio.kind(path, file_options(path, settings))
 
 
 def list_names(directory: str, settings: dict) -> list[str]:
     """The names in ``directory`` (a local path or a URL; none if missing)."""
-    return storage.list_names(directory, file_options(directory, settings))
+    return fileio.list_names(directory, file_options(directory, settings))
 
 
 @dataclass
@@ -306,7 +255,7 @@ class Sources:
         for p in paths:
             kind = path_kind(p, settings)
             if kind == "dir":
-                found = sorted(storage.join(p, n) for n in list_names(p, settings)
+                found = sorted(urls.join(p, n) for n in list_names(p, settings)
                                if n.endswith(DATA_SUFFIX) and not n.startswith("."))
                 if not found:
                     raise DatasetError(f"{FORMAT_NAME}: {p} is neither a Paimon table (no "

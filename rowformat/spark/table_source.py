@@ -22,6 +22,7 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
+from ..io.local import directories, remove_empty_directories
 from ..io.urls import is_url, local_path_of
 from ..datatypes import DataField, RowType
 from . import FORMAT_NAME
@@ -406,16 +407,10 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         local = local_path_of(self.path) if is_url(self.path) else self.path
         if not local or self.existing_dirs is None or not os.path.isdir(local):
             return
-        keep = self.existing_dirs | {".", tb.SCHEMA_DIR}
-        for directory, _, _ in os.walk(local, topdown=False):
-            if os.path.relpath(directory, local) not in keep:
-                try:
-                    # only an empty one: a concurrent writer's files keep theirs
-                    # (one that made a directory and has not yet opened its file
-                    # there sees its task fail and retried: no commit is lost)
-                    os.rmdir(directory)
-                except OSError:
-                    pass
+        # only empty ones: a concurrent writer's files keep theirs (one that
+        # made a directory and has not yet opened its file there sees its task
+        # fail and retried: no commit is lost)
+        remove_empty_directories(local, self.existing_dirs | {".", tb.SCHEMA_DIR})
 
 
 def local_dirs(path: str) -> frozenset[str] | None:
@@ -424,7 +419,7 @@ def local_dirs(path: str) -> frozenset[str] | None:
     local = local_path_of(path) if is_url(path) else path
     if not local:
         return None
-    return frozenset(os.path.relpath(d, local) for d, _, _ in os.walk(local))
+    return directories(local)
 
 
 def check_layout(options, table, what: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 import rowformat
 from rowformat import BlobFileWriter, RowFileWriter
-from rowformat.atomic import write_atomically
+from rowformat.io.output import write_atomically
 
 SCHEMA = rowformat.schema("id BIGINT")
 

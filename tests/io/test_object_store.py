@@ -7,7 +7,7 @@ import pyarrow.fs as pafs
 import pytest
 
 import rowformat
-from rowformat import storage
+from rowformat.io import failures, fileio, ranges, settings, uploads, urls
 
 SCHEMA = "id BIGINT NOT NULL, name STRING, v DOUBLE"
 ROWS = 60_000
@@ -166,7 +166,7 @@ def _incompressible(n, start=0):
 
 
 def test_big_write_is_a_streamed_multipart_upload(s3, monkeypatch):
-    monkeypatch.setattr(storage, "PART_SIZE", 5 << 20)     # S3's smallest part
+    monkeypatch.setattr(uploads, "PART_SIZE", 5 << 20)     # S3's smallest part
     url = s3.url("big.row")
     n = 120_000         # 12 MB
     with rowformat.RowFileWriter(url, BIG) as w:
@@ -186,7 +186,7 @@ def test_big_write_is_a_streamed_multipart_upload(s3, monkeypatch):
 
 def test_failed_write_leaves_no_object_and_no_upload(s3, monkeypatch):
     import boto3
-    monkeypatch.setattr(storage, "PART_SIZE", 5 << 20)
+    monkeypatch.setattr(uploads, "PART_SIZE", 5 << 20)
     url = s3.url("failed.row")
     with pytest.raises(RuntimeError, match="boom"):
         with rowformat.RowFileWriter(url, BIG) as w:
@@ -229,20 +229,20 @@ def test_unreachable_endpoint_fails_fast_naming_the_url(s3, row_url):
 
 def test_coalesce_reads_small_holes_only():
     # 1000-byte ranges: a 50-byte hole is read through (<= a tenth of the next), 200 is not
-    got = storage.coalesce([(0, 1000), (1050, 1000), (2250, 1000), (3250, 1000)])
+    got = ranges.coalesce([(0, 1000), (1050, 1000), (2250, 1000), (3250, 1000)])
     assert got == [(0, 2050, [0, 1]), (2250, 2000, [2, 3])]
-    assert storage.coalesce([(0, 10), (10, 10)], limit=15) == [(0, 10, [0]), (10, 10, [1])]
+    assert ranges.coalesce([(0, 10), (10, 10)], limit=15) == [(0, 10, [0]), (10, 10, [1])]
 
 
 def test_s3_settings_map_catalog_names_and_bound_waits():
-    got = storage.s3_settings({"s3.endpoint": "http://127.0.0.1:1234", "s3.access-key": "k",
+    got = settings.s3_arguments({"s3.endpoint": "http://127.0.0.1:1234", "s3.access-key": "k",
                                "s3.secret-key": "s", "s3.path-style-access": "true"})
     assert got["endpoint_override"] == "127.0.0.1:1234" and got["scheme"] == "http"
     assert got["access_key"] == "k" and got["secret_key"] == "s"
     assert got["force_virtual_addressing"] is False
-    assert got["connect_timeout"] == storage.CONNECT_TIMEOUT
-    assert got["request_timeout"] == storage.REQUEST_TIMEOUT
-    assert storage.catalog_storage_options({"warehouse": "s3://b/w", "s3.region": "r"}) == \
+    assert got["connect_timeout"] == settings.CONNECT_TIMEOUT
+    assert got["request_timeout"] == settings.REQUEST_TIMEOUT
+    assert settings.of_catalog({"warehouse": "s3://b/w", "s3.region": "r"}) == \
         {"s3.region": "r"}
 
 
@@ -260,10 +260,10 @@ def test_a_key_with_dot_or_empty_segments_is_refused_by_every_operation(s3, key)
     _write(s3.url("x.row"))
     url = f"s3://{s3.bucket}/{key}"
     calls = [lambda: rowformat.RowFileWriter(url, SCHEMA), lambda: rowformat.RowFileReader(url, SCHEMA),
-             lambda: rowformat.read_metadata(url), lambda: storage.open_file(url),
-             lambda: storage.delete(url), lambda: storage.file_size(url)]
+             lambda: rowformat.read_metadata(url), lambda: fileio.open_file(url),
+             lambda: fileio.delete(url), lambda: fileio.file_size(url)]
     if not key.endswith("/"):       # a trailing "/" is a directory's
-        calls += [lambda: storage.list_names(url), lambda: storage.walk(url)]
+        calls += [lambda: fileio.list_names(url), lambda: fileio.walk(url)]
     for call in calls:
         with pytest.raises(rowformat.StorageError, match=f"^{url.replace('.', '[.]')}: "):
             call()
@@ -272,11 +272,11 @@ def test_a_key_with_dot_or_empty_segments_is_refused_by_every_operation(s3, key)
 
 def test_directory_urls_may_end_with_a_slash_but_not_hold_dots(s3):
     _write(s3.url("d/x.row"))
-    assert storage.list_names(f"s3://{s3.bucket}/d/") == ["x.row"]
-    assert [p for p, _, _ in storage.walk(f"s3://{s3.bucket}/d/")] == [s3.url("d/x.row")]
+    assert fileio.list_names(f"s3://{s3.bucket}/d/") == ["x.row"]
+    assert [p for p, _, _ in fileio.walk(f"s3://{s3.bucket}/d/")] == [s3.url("d/x.row")]
     for bad in ("d/../d/", "e/./d", "e//d/"):
         with pytest.raises(rowformat.StorageError, match="segment"):
-            storage.list_names(f"s3://{s3.bucket}/{bad}")
+            fileio.list_names(f"s3://{s3.bucket}/{bad}")
 
 
 def test_the_key_written_is_the_key_read(s3):
@@ -297,9 +297,9 @@ def test_credentials_in_a_url_are_refused_and_never_shown(s3, tmp_path, capfd):
     shown = f"s3://***@{s3.bucket}/x.row"
     calls = [lambda: rowformat.RowFileWriter(url, SCHEMA), lambda: rowformat.RowFileReader(url, SCHEMA),
              lambda: rowformat.read_metadata(url), lambda: rowformat.verify(url, SCHEMA),
-             lambda: rowformat.BlobFileReader(url, "BLOB"), lambda: storage.open_file(url),
-             lambda: storage.delete(url), lambda: storage.file_size(url),
-             lambda: storage.list_names(url), lambda: storage.walk(url),
+             lambda: rowformat.BlobFileReader(url, "BLOB"), lambda: fileio.open_file(url),
+             lambda: fileio.delete(url), lambda: fileio.file_size(url),
+             lambda: fileio.list_names(url), lambda: fileio.walk(url),
              lambda: rowformat.RowFileReader(url, SCHEMA, memory_map=True)]
     for call in calls:
         with pytest.raises((rowformat.StorageError, ValueError)) as e:
@@ -319,14 +319,14 @@ def test_credentials_in_a_url_are_refused_and_never_shown(s3, tmp_path, capfd):
 
 
 def test_storage_error_redacts_userinfo():
-    e = storage.storage_error("gs://user:pw@b/k", "reading", OSError("gs://user:pw@b/k: boom"))
+    e = failures.storage_error("gs://user:pw@b/k", "reading", OSError("gs://user:pw@b/k: boom"))
     assert "pw" not in str(e) and "gs://***@b/k: reading" in str(e)
-    assert storage.redact("abfs://container@account.dfs.core.windows.net/x") == \
+    assert urls.redact("abfs://container@account.dfs.core.windows.net/x") == \
         "abfs://container@account.dfs.core.windows.net/x"      # Azure's container@account
-    assert storage.redact("/tmp/a:b@c/x") == "/tmp/a:b@c/x"
+    assert urls.redact("/tmp/a:b@c/x") == "/tmp/a:b@c/x"
 
 
-_S3_CLIENT = storage.s3_client
+_S3_CLIENT = uploads.s3_client
 
 
 def _lose_replies(monkeypatch, operation, perform=True, then=None):
@@ -348,7 +348,7 @@ def _lose_replies(monkeypatch, operation, perform=True, then=None):
             raise ReadTimeoutError(endpoint_url="http://127.0.0.1/lost")
         setattr(c, operation, lost)
         return c
-    monkeypatch.setattr(storage, "s3_client", client)
+    monkeypatch.setattr(uploads, "s3_client", client)
 
 
 def _big_write(url, n=60_000):
@@ -360,7 +360,7 @@ def _big_write(url, n=60_000):
 @pytest.mark.parametrize("operation", ["complete_multipart_upload", "put_object"])
 def test_a_write_whose_reply_was_lost_is_checked(s3, monkeypatch, tmp_path, operation):
     import boto3
-    monkeypatch.setattr(storage, "PART_SIZE", 5 << 20)
+    monkeypatch.setattr(uploads, "PART_SIZE", 5 << 20)
     n = 60_000 if operation == "complete_multipart_upload" else 100      # 6 MB: two parts
     local = tmp_path / "x.row"
     _big_write(local, n) if n > 20_000 else _write_small_big(local, n)

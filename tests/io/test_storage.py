@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 import rowformat
-from rowformat import storage
+from rowformat.io import urls
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -32,13 +32,13 @@ def url():
 
 
 def test_is_url():
-    assert storage.is_url("s3://bucket/key.row")
-    assert storage.is_url("memory://x/y.row")
-    assert storage.is_url("file:///tmp/x.row")
-    assert not storage.is_url("/tmp/x.row")
-    assert not storage.is_url("C:\\data\\x.row")
-    assert not storage.is_url("C://data/x.row")      # a one-letter scheme is a drive
-    assert not storage.is_url(b"memory://x")
+    assert urls.is_url("s3://bucket/key.row")
+    assert urls.is_url("memory://x/y.row")
+    assert urls.is_url("file:///tmp/x.row")
+    assert not urls.is_url("/tmp/x.row")
+    assert not urls.is_url("C:\\data\\x.row")
+    assert not urls.is_url("C://data/x.row")      # a one-letter scheme is a drive
+    assert not urls.is_url(b"memory://x")
 
 
 def test_row_file_round_trip_through_memory_url(url, tmp_path):

@@ -151,10 +151,10 @@ def test_an_external_path_is_looked_up_never_its_directory_walked(overwritten, t
                                                                   monkeypatch):
     t, path = overwritten
     _external_entry(path, target)
-    from rowformat import storage
+    from rowformat.io import fileio
     walked = []
-    real = storage.walk
-    monkeypatch.setattr(storage, "walk", lambda url, *a, **k: walked.append(url) or real(url, *a, **k))
+    real = fileio.walk
+    monkeypatch.setattr(fileio, "walk", lambda url, *a, **k: walked.append(url) or real(url, *a, **k))
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         out = tables.expire_snapshots(path, retain_last=1, dry_run=True)

@@ -346,7 +346,7 @@ def test_a_forked_child_closes_a_source_with_a_read_in_flight_in_its_parent(data
     """A read the parent's thread had in flight at the fork never ends in the
     child: its close() must not wait for it (it used to, forever)."""
     import os
-    from rowformat.source import Source
+    from rowformat.io.source import Source
     path, _, _ = data
     source = Source(str(path))
     source._enter()                         # as a pool thread inside read() at the fork

@@ -1,102 +1,26 @@
-"""Files that appear whole or not at all: written under a temporary name
-beside the target and moved into place only by commit(). A killed process
-leaves a hidden ``.<name>.*.tmp`` file, never a partial file at the target.
-URLs are streamed to their store (storage.open_output: an upload completed
-only by commit()).
-
-Committed files get the mode ``open()`` would give them (0666 less the
-umask), not mkstemp's private 0600, so other users and services can read
-them as they read any other file the process writes."""
+"""Outputs of writers, local paths and URLs alike: an output appears only
+when commit() succeeds (a local path through a temporary file and a
+rename, a URL through the store's upload), and the lifetime of a writer
+that owns one."""
 from __future__ import annotations
 
-import os
-import tempfile
-import threading
 import warnings
 from typing import Any, Self
 
-from . import storage
-from .errors import RowFormatError
-
-_UMASK_LOCK = threading.Lock()
-
-
-def _umask() -> int:
-    """The process umask, without changing it where the OS can tell it
-    (Linux 4.7+); elsewhere set-and-restore under a lock."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    with _UMASK_LOCK:
-        mask = os.umask(0o022)
-        os.umask(mask)
-    return mask
-
-
-def fsync_dir(path: str) -> None:
-    """fsyncs a directory, making the renames in it durable; a no-op where
-    directories cannot be opened (Windows)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-class AtomicOutput:
-    def __init__(self, path: str, buffering: int = -1):
-        self.path = path
-        fd, self.tmp_path = tempfile.mkstemp(
-            prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-            dir=os.path.dirname(os.path.abspath(path)))
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, 0o666 & ~_umask())
-        self.file = os.fdopen(fd, "wb", buffering=buffering)
-
-    def commit(self, durable: bool = True) -> None:
-        """Moves the bytes to the target with a rename.
-        ``durable`` fsyncs the file before the rename and its directory
-        after it, so that the target survives a power loss too. Without it
-        nothing is fsynced: a killed process still leaves the old file or the
-        whole new one (the rename alone is atomic), but after a power loss
-        the target may be missing or empty."""
-        self.file.flush()
-        if durable:
-            os.fsync(self.file.fileno())
-        self.file.close()
-        os.replace(self.tmp_path, self.path)
-        if durable:
-            fsync_dir(os.path.dirname(os.path.abspath(self.path)))
-
-    def discard(self) -> None:
-        try:
-            self.file.close()
-        finally:
-            try:
-                os.unlink(self.tmp_path)
-            except FileNotFoundError:
-                pass
+from ..errors import RowFormatError
+from .local import AtomicOutput
+from .uploads import open_upload
+from .urls import local
 
 
 def open_output(path: str, buffering: int = -1, filesystem=None, storage_options=None) -> Any:
     """The output of a writer of ``path``: an AtomicOutput for a local path;
     for a URL (or a path in ``filesystem``), the store's streamed upload,
     which appears only when commit() succeeds."""
-    if filesystem is not None or storage.is_url(path):
-        local = storage.local_path_of(path) if filesystem is None else None
-        if local is None:
-            return storage.open_output(path, filesystem, storage_options)
-        path = local
-    return AtomicOutput(path, buffering)
+    path_here = local(path, filesystem)
+    if path_here is None:
+        return open_upload(path, filesystem, storage_options)
+    return AtomicOutput(path_here, buffering)
 
 
 class StreamOutput:
