@@ -15,15 +15,17 @@ Row ``i`` of the dataset is row ``i - start`` of the file whose rows start
 at ``start``, the files in the order given (for a table: its snapshot's data
 files by partition, bucket and path; for a row-tracking table, by their
 first ``_ROW_ID``: ``row_ids(indices)`` and ``take_row_ids(ids)`` go
-between the two). Each process opens its own readers the
-first time it reads, and keeps them (their block caches too) across batches;
-a dataset pickled to DataLoader workers (fork or spawn) carries only paths
-and schemas. Readers release the GIL while they decompress.
+between the two, through the table's one ``_ROW_ID`` index). Each process
+opens a file the first time a batch needs it, and keeps it and the block
+cache all the files share (one budget, ``cache_bytes``) across batches; a
+batch's touched blocks, of however many files, are read and decompressed
+as one job and its rows decoded in one C loop, so a batch costs per touched
+block, not per file. A dataset pickled to DataLoader workers (fork or
+spawn) carries only paths and schemas. Decompression releases the GIL.
 """
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -31,9 +33,8 @@ import pyarrow as pa
 
 from .arrow_types import as_row_type, to_arrow_schema
 from .errors import DatasetError
-from .row.decode_pool import worker_threads
-from .row.reader import RowFileReader, read_metadata
-from .row.scatter import route_row_ids, take_files
+from .row.files import FileSet
+from .row.reader import read_metadata
 from .row_numbers import as_rows
 from .datatypes import RowType
 
@@ -51,9 +52,11 @@ class RowDataset:
     Making it keeps no file open: the row counts come from each file's
     footer (read, then closed; a table's manifests must agree, else
     DatasetError naming the file), and each process opens a file's
-    reader when a batch first needs a row of it (DatasetError if the file
-    no longer holds the rows counted), then keeps it.
-    ``cache_bytes`` is each file's block cache; ``prefix_lookups=True``
+    file when a batch first needs a row of it (DatasetError if the file
+    no longer holds the rows and blocks counted), then keeps it.
+    ``cache_bytes`` is the budget of the one block cache all the files
+    share (a process's decompressed blocks of the dataset, whatever its
+    number of files; 0: none); ``prefix_lookups=True``
     lets a batch decompress a block only up to the last row it needs there
     (RowFileReader's option of that name, and its caveat); ``threads``, the
     readers' decoding threads (default: the core count, and in a DataLoader
@@ -73,9 +76,9 @@ class RowDataset:
                  threads: Optional[int] = None, memory_map: bool = False,
                  filesystem=None, storage_options: Optional[dict] = None):
         first_ids = None
-        self._open_args: dict = {"filesystem": filesystem, "storage_options": storage_options}
+        open_args: dict = {"filesystem": filesystem, "storage_options": storage_options}
         if isinstance(source, (str, os.PathLike)):
-            files, file_schema, first_ids, counts, self._open_args = _table_files(
+            files, file_schema, first_ids, counts, open_args = _table_files(
                 os.fspath(source), schema, storage_options)
         else:
             files = [os.fspath(p) for p in source]
@@ -98,46 +101,31 @@ class RowDataset:
         self.prefix_lookups = prefix_lookups
         self.threads = threads
         self.memory_map = memory_map
-        self._readers: dict[int, RowFileReader] = {}
-        self._lock = threading.Lock()       # the readers' dict, when threads share the dataset
-        self._pid = os.getpid()
-        # Files open on first use: their row counts from each file's footer
-        # (read, not kept open), which a table's manifest must agree with
-        # (else its rows would be lost or routed to another file); a reader
-        # opened later must hold that many rows.
-        held = [read_metadata(p, **self._open_args).footer.total_rows for p in files]
+        # Files open on first use: their row counts and block indexes from
+        # each file's footer (read, not kept open), which a table's manifest
+        # must agree with (else its rows would be lost or routed to another
+        # file); a file opened later must hold those rows and blocks.
+        metas = [read_metadata(p, **open_args) for p in files]
+        held = [m.footer.total_rows for m in metas]
         for p, want, rows in zip(files, held if counts is None else counts, held):
             if want != rows:
                 raise DatasetError(f"{self.source}: data file {p} holds {rows} rows, but its "
                                    f"manifest entry's _ROW_COUNT is {want}")
-        counts = held
-        self._starts = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
-        self._block_starts: Optional[np.ndarray] = None
-        # a row-tracking table: each file's first _ROW_ID (the files in that order)
-        self.first_row_ids: Optional[np.ndarray] = first_ids
-        if first_ids is not None:
-            ends = first_ids + np.diff(self._starts)
-            if len(ends) > 1 and (first_ids[1:] < ends[:-1]).any():
-                raise DatasetError(f"{source}: the _ROW_ID ranges of its data files overlap "
-                                   f"(a data-evolution table): RowDataset reads one file per row")
+        self._files = FileSet(files, file_schema, held, cache_bytes=cache_bytes,
+                              where=self.source, metadata=metas,
+                              prefix_lookups=prefix_lookups, memory_map=memory_map,
+                              threads=threads, open_args=open_args)
+        self._starts = self._files.file_rows
+        # a row-tracking table: its _ROW_ID index (the files in its order)
+        self._row_ids = first_ids
+        self.first_row_ids: Optional[np.ndarray] = \
+            None if first_ids is None else first_ids.first
 
     @property
     def block_starts(self) -> np.ndarray:
         """The first row of every block of every file, as dataset rows (each
         file's block index read the first time it is asked for)."""
-        if self._block_starts is None:
-            parts = [self._index_of(f).row_starts.astype(np.int64) + self._starts[f]
-                     for f in range(len(self.files))]
-            self._block_starts = np.concatenate(parts) if parts else np.zeros(0, np.int64)
-        return self._block_starts
-
-    def _index_of(self, f: int):
-        r = self._readers.get(f) if self._pid == os.getpid() else None
-        if r is not None:
-            return r.block_index
-        meta = read_metadata(self.files[f])
-        self._check_rows(f, meta.footer.total_rows)
-        return meta.block_index
+        return self._files.file_blocks.row_starts
 
     # -- the sequence ------------------------------------------------------
     def __len__(self) -> int:
@@ -158,11 +146,7 @@ class RowDataset:
         if format not in ("arrow", "numpy"):
             raise ValueError(f"format must be 'arrow' or 'numpy', got {format!r}")
         rows = as_rows(indices, len(self), "indices")
-        file_of = np.searchsorted(self._starts, rows, side="right") - 1
-        table = take_files(self._reader, file_of, rows - self._starts[file_of], self._positions)
-        if table is None:
-            table = self.arrow_schema.empty_table()
-        batch = _one_batch(table, self.arrow_schema)
+        batch = _one_batch(self._files.take(rows, self._positions), self.arrow_schema)
         if format == "numpy":
             return {name: col.to_numpy(zero_copy_only=False)
                     for name, col in zip(batch.schema.names, batch.columns)}
@@ -173,65 +157,24 @@ class RowDataset:
         """The ``_ROW_ID`` of the dataset rows ``indices``."""
         rows = as_rows(indices, len(self), "indices")
         f = np.searchsorted(self._starts, rows, side="right") - 1
-        return self._tracked()[f] + rows - self._starts[f]
+        return self._tracked().first[f] + rows - self._starts[f]
 
     def take_row_ids(self, ids, format: str = "arrow") -> Any:
         """take() of the rows whose ``_ROW_ID`` are ``ids``, in the order given."""
-        f, local = route_row_ids(self._tracked(), np.diff(self._starts), ids, self.source)
+        f, local = self._tracked().locate(ids)
         return self.take(self._starts[f] + local, format)
 
-    def _tracked(self) -> np.ndarray:
-        if self.first_row_ids is None:
+    def _tracked(self):
+        if self._row_ids is None:
             raise DatasetError(f"{self.source}: not a row-tracking table "
                                f"('row-tracking.enabled'): its rows have no _ROW_ID")
-        return self.first_row_ids
+        return self._row_ids
 
-    # -- readers, one set per process ----------------------------------------
-    def _own_lock(self) -> threading.Lock:
-        """The lock of this process's readers (a forked worker starts its own,
-        with no readers: its parent's lock may have been held at the fork)."""
-        if self._pid != os.getpid():
-            self._readers, self._lock, self._pid = {}, threading.Lock(), os.getpid()
-        return self._lock
-
-    def _reader(self, f: int) -> RowFileReader:
-        with self._own_lock():              # one reader per file, however many threads ask
-            r = self._readers.get(f)
-            if r is None:
-                r = RowFileReader(self.files[f], self.schema, cache_bytes=self.cache_bytes,
-                                  prefix_lookups=self.prefix_lookups,
-                                  threads=self.threads or worker_threads(),
-                                  memory_map=self.memory_map, **self._open_args)
-                try:
-                    self._check_rows(f, r.num_rows)
-                except DatasetError:
-                    r.close()
-                    raise
-                self._readers[f] = r
-        return r
-
-    def _check_rows(self, f: int, rows: int) -> None:
-        want = int(self._starts[f + 1] - self._starts[f])
-        if rows != want:
-            raise DatasetError(f"{self.source}: data file {self.files[f]} holds {rows} rows, "
-                               f"but {want} were counted when the dataset was made")
-
+    # -- files, opened once per process ----------------------------------------
     def close(self) -> None:
-        """Closes this process's readers (they reopen when read again)."""
-        with self._own_lock():
-            readers, self._readers = self._readers, {}
-        for r in readers.values():
-            r.close()
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_readers"] = {}              # paths travel, open files do not
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+        """Closes this process's files and empties the block cache (they
+        reopen when read again)."""
+        self._files.close()
 
     def __repr__(self) -> str:
         return (f"<RowDataset: {len(self)} rows in {len(self.files)} files, "
@@ -246,9 +189,9 @@ def _one_batch(table: pa.Table, schema: pa.Schema) -> pa.RecordBatch:
 
 
 def _table_files(path: str, schema, storage_options: Optional[dict]
-                 ) -> tuple[list[str], RowType, Optional[np.ndarray], list[int], dict]:
+                 ) -> tuple[list[str], RowType, Any, list[int], dict]:
     """The table's .row data files (by first _ROW_ID for a row-tracking
-    table), its schema, the files' first _ROW_IDs (or None), their row
+    table), its schema, its _ROW_ID index (a RowIdRouter, or None), their row
     counts (as the manifests give them), and what readers open them with."""
     from .paimon import tables
     if schema is not None:
@@ -268,14 +211,13 @@ def _table_files(path: str, schema, storage_options: Optional[dict]
         if getattr(d.meta, "delete_row_count", 0):
             raise DatasetError(f"{path}: data file {d.path} has deleted rows")
         files.append(d)
-    first = None
+    index = None
     if table.options.row_tracking_enabled() and files:
-        if any(d.meta.first_row_id is None for d in files):
-            raise DatasetError(f"{path}: a data file has no _ROW_ID range (written before row "
-                               f"tracking was enabled?)")
-        files.sort(key=lambda d: d.meta.first_row_id)
-        first = np.array([d.meta.first_row_id for d in files], np.int64)
-    return ([d.path for d in files], tables.row_type(table), first, [d.rows for d in files],
+        # the table's one _ROW_ID index (its checks and messages), the files in its order
+        index = tables.RowIdRouter.from_table(table, path)
+        by_path = {d.path: d for d in files}
+        files = [by_path[p] for p in index.paths]
+    return ([d.path for d in files], tables.row_type(table), index, [d.rows for d in files],
             {"storage_options": tables.reader_options(table)})
 
 

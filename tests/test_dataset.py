@@ -63,7 +63,6 @@ def test_takes_across_files_hold_at_most_the_budget(files, monkeypatch, budget_b
     """Files whose touched blocks declare more than TAKE_BUDGET together are
     fetched in groups within it, a file over it alone in rounds; the rows
     are the same, in the order asked."""
-    from rowformat.row import reader as reader_module
     from rowformat.row import scatter
     paths, ref = files
     idx = np.random.default_rng(5).integers(0, 3801, 400)
@@ -75,13 +74,11 @@ def test_takes_across_files_hold_at_most_the_budget(files, monkeypatch, budget_b
     fetched = []
     real = scatter.touched_blocks
 
-    def recording(wanted):
-        fetched.append(sum(int(w.reader.block_index.uncompressed_sizes[w.blocks].sum())
-                           for w in wanted))
-        return real(wanted)
+    def recording(wanted, threads):
+        fetched.append(sum(int(meta.usizes.sum()) for *_, meta in wanted))
+        return real(wanted, threads)
 
-    for module in (scatter, reader_module):        # groups of files; one file's rounds
-        monkeypatch.setattr(module, "touched_blocks", recording)
+    monkeypatch.setattr(scatter, "touched_blocks", recording)
     ds = RowDataset(paths, schema=SCHEMA, cache_bytes=0)
     assert ds.take(idx).to_pylist() == want
     assert max(fetched) <= budget
@@ -115,7 +112,7 @@ def test_pickles_without_open_files_and_reopens(files):
     ds = RowDataset(paths, schema=SCHEMA)
     ds.take([1, 2000])
     copy = pickle.loads(pickle.dumps(ds))
-    assert copy._readers == {}
+    assert copy._files._stores == {} and copy._files.cache.nbytes == 0
     assert copy.take([3000, 1]).equals(ds.take([3000, 1]))
 
 
@@ -190,8 +187,8 @@ def test_dataloader_workers_return_every_row(files, tmp_path, context, sampler):
 
 
 def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
-    """In a DataLoader worker, each reader decompresses on the cores divided
-    by the number of workers (so the workers do not oversubscribe them)."""
+    """In a DataLoader worker, a batch decompresses on the cores divided by
+    the number of workers (so the workers do not oversubscribe them)."""
     import types
     paths, _ = files
     info = types.SimpleNamespace(num_workers=2)
@@ -199,20 +196,15 @@ def test_readers_share_the_cores_among_dataloader_workers(files, monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     monkeypatch.setitem(sys.modules, "torch.utils.data", fake)
     ds = RowDataset(paths, schema=SCHEMA)
-    assert ds._readers == {}                # opened on first use
+    assert ds._files._stores == {}          # opened on first use
     ds.take([0, 3000])
-    assert ds._readers and all(r.threads == 4 for r in ds._readers.values())
+    assert ds._files._stores and ds._files.decoding_threads() == 4
     info.num_workers = 16
-    ds.close()
-    ds.take([0, 3000])
-    assert {r.threads for r in ds._readers.values()} == {1}
+    assert ds._files.decoding_threads() == 1
     fake.get_worker_info = lambda: None
-    ds.close()
-    ds.take([0])
-    assert ds._readers[0].threads == 8
+    assert ds._files.decoding_threads() == 8
     ds = RowDataset(paths, schema=SCHEMA, threads=3)
-    ds.take([0])
-    assert ds._readers[0].threads == 3
+    assert ds._files.decoding_threads() == 3
 
 
 def test_files_open_on_first_use(files, tmp_path):
@@ -226,45 +218,41 @@ def test_files_open_on_first_use(files, tmp_path):
     for p, c in zip(paths, copies):
         shutil.copy(p, c)
     ds = RowDataset(copies, schema=SCHEMA, cache_bytes=0)
-    assert ds._readers == {} and len(ds) == ref.num_rows
-    assert len(ds.block_starts) > 4 and ds._readers == {}
+    assert ds._files._stores == {} and len(ds) == ref.num_rows
+    assert len(ds.block_starts) > 4 and ds._files._stores == {}
     assert ds.take([0]).equals(RowDataset(paths, schema=SCHEMA).take([0]))
-    assert list(ds._readers) == [0]
+    assert list(ds._files._stores) == [0]
     last = len(copies) - 1
     shutil.copy(paths[0], copies[last])     # another file's rows: 1500, not 2300
     with pytest.raises(rowformat.RowFormatError,
                        match=rf"{os.path.basename(copies[last])} holds 1500 rows, but 2300 were "
                              rf"counted"):
         ds.take([len(ds) - 1])
-    assert last not in ds._readers
+    assert last not in ds._files._stores
 
 
 def test_concurrent_first_takes_open_one_reader_per_file(files, monkeypatch):
     """Two threads taking from a file at once used to both open its reader:
     one stayed open, unreferenced, its descriptor leaked (114 after 20 rounds
-    of 8 threads). Each file's reader is opened once, and close() closes it.
+    of 8 threads). Each file is opened once, and close() closes it.
     (The barrier's timeout is a guard, not the assertion: the second thread
     waits on the dataset's lock, and the first then goes on alone.)"""
     import threading
 
-    import rowformat.dataset as dataset_module
-    opened, closed = [], []
+    import rowformat.row.files as files_module
+    opened = []
     both_inside = threading.Barrier(2)
+    real = files_module.open_store
 
-    class Counted(RowFileReader):
-        def __init__(self, *args, **kwargs):
-            opened.append(self)
-            try:
-                both_inside.wait(timeout=1)
-            except threading.BrokenBarrierError:
-                pass
-            super().__init__(*args, **kwargs)
+    def counted(*args, **kwargs):
+        try:
+            both_inside.wait(timeout=1)
+        except threading.BrokenBarrierError:
+            pass
+        opened.append(real(*args, **kwargs))
+        return opened[-1]
 
-        def close(self):
-            closed.append(self)
-            super().close()
-
-    monkeypatch.setattr(dataset_module, "RowFileReader", Counted)
+    monkeypatch.setattr(files_module, "open_store", counted)
     paths, ref = files
     ds = RowDataset(paths, schema=SCHEMA)
     got = [None, None]
@@ -277,6 +265,6 @@ def test_concurrent_first_takes_open_one_reader_per_file(files, monkeypatch):
     for t in threads:
         t.join()
     assert [b.to_pydict()["id"] for b in got] == [[0, 1499], [1, 1498]]
-    assert len(opened) == 1
+    assert len(opened) == 1 and not opened[0].source._closed
     ds.close()
-    assert closed == opened
+    assert opened[0].source._closed

@@ -5,11 +5,13 @@ of the rows' ``_ROW_ID`` ranges, opens every data file they touch, expands
 the ranges into Python int lists and converts the rows to dicts by
 ``_ROW_ID``. Under acceleration, ``TableRead.to_torch()`` gives the same
 dataset as an instance of a subclass whose batches go straight from
-``_ROW_ID`` to (file, row): the files' readers and block caches are opened
-once per process and kept across batches, and a batch's blocks are
-decompressed at once on all cores (:func:`rowformat.row.scatter.touched_blocks`;
-the readers' ``prefix_lookups`` on, reading with ``pread``, not mapping the
-files; in a DataLoader worker, its share of the cores). The rows equal stock's,
+``_ROW_ID`` to (file, row) through the table's one ``_ROW_ID`` index
+(``tables.RowIdRouter``): the files are opened once per process and kept
+across batches with one block cache (one budget for all of them), and a
+batch's blocks, of all its files, are decompressed at once on all cores
+(:class:`rowformat.row.files.FileSet`; ``prefix_lookups`` on, reading with
+``pread``, not mapping the files; in a DataLoader worker, its share of the
+cores). The rows equal stock's,
 values and Python types: they are made column by column
 (:mod:`rowformat.arrow_pylist`), not through a Scalar per value as
 ``Table.to_pylist()``. A dataset this cannot read so (not all local
@@ -35,18 +37,17 @@ import numpy as np
 import pyarrow as pa
 
 from ..arrow_pylist import rows_as_dicts, to_pylist
-from ..row.decode_pool import worker_threads
-from ..row.reader import RowFileReader
-from ..row.scatter import route_row_ids, take_files
+from ..errors import SchemaError
+from ..row.files import FileSet
 from . import _field_types, _reader
 
 _STATE = "_rowformat_rows"          # the instance attribute holding a process's _RowIdFiles
-_CACHE_BYTES = 64 << 20             # each file's block cache
+_CACHE_BYTES = 64 << 20             # the block cache all the dataset's files share
 # a block whose rows wanted sit early in it decompressed only up to them (RowFileReader's
 # option). Blocks are read with pread, not mapped: a mapped file cut short under an open
 # reader kills the process with SIGBUS, a crash mode only a user may choose (RowDataset's
 # memory_map=True), where pread raises CorruptFileError naming the file
-_READER_OPTIONS: dict[str, Any] = {"prefix_lookups": True}
+_READER_OPTIONS: dict[str, Any] = {"prefix_lookups": True, "memory_map": False}
 _TORCH_MODULE = "pypaimon.read.datasource.torch_dataset"
 _classes: dict = {}
 
@@ -71,35 +72,26 @@ class _RowIdFiles:
         if table_read.predicate is not None or table_read.include_row_kind \
                 or table_read.nested_name_paths:
             raise _NotFast("a predicate, row kinds or a nested projection")
-        schema_id = table.table_schema.id
-        first, counts, paths, metas = [], [], [], []
+        data_splits = []
         for split in splits:
             if isinstance(split, indexed_mod.IndexedSplit):
                 split = split.data_split()
             if type(split) is not split_mod.DataSplit:
                 raise _NotFast(f"a {type(split).__name__}")
-            if any(d is not None for d in (split.data_deletion_files or [])):
-                raise _NotFast("deletion vectors")
-            for f in split.files:
-                if not f.file_name.endswith(".row") or f.first_row_id is None \
-                        or f.schema_id != schema_id or f.write_cols is not None:
-                    raise _NotFast(f"data file {f.file_name} is not a .row file of the "
-                                   f"table's schema with a _ROW_ID range")
-                # a local path, or an object store's URL and its storage options
-                path, where = _reader.opening(table.file_io, tables._data_file_path(table, split, f))
-                if path is None:
-                    raise _NotFast("data files rowformat cannot open outside the FileIO")
-                first.append(f.first_row_id)
-                counts.append(f.row_count)
-                paths.append((path, where))
-                metas.append(f)
-        order = np.argsort(np.asarray(first, np.int64), kind="stable")
-        self.first = np.asarray(first, np.int64)[order]
-        self.counts = np.asarray(counts, np.int64)[order]
-        if len(order) > 1 and (self.first[1:] < (self.first + self.counts)[:-1]).any():
-            raise _NotFast("data files whose _ROW_ID ranges overlap")
-        self.paths = [paths[i] for i in order]
-        fields = tables.file_fields(table, metas[order[0]]) if metas else []
+            data_splits.append(split)
+        try:
+            self.index = tables.RowIdRouter.from_table(table, "to_torch() dataset", data_splits)
+        except SchemaError as e:
+            raise _NotFast(str(e)) from None
+        paths = []
+        for path in self.index.paths:
+            # a local path, or an object store's URL and its storage options
+            local, where = _reader.opening(table.file_io, path)
+            if local is None:
+                raise _NotFast("data files rowformat cannot open outside the FileIO")
+            paths.append((local, where))
+        metas = self.index.metas or []
+        fields = tables.file_fields(table, metas[0]) if metas else []
         by_name = {f.name: f for f in fields}
         self.names = [f.name for f in table_read.read_type]
         self.row_id = special.ROW_ID.name
@@ -109,28 +101,21 @@ class _RowIdFiles:
         self.schema = _field_types.row_type(fields)
         self.positions = tuple(self.schema.index(c) for c in self.columns)
         self.targets = parser.from_paimon_schema([by_name[n] for n in self.columns])
-        self.readers: dict[int, RowFileReader] = {}
+        self.files = FileSet([p for p, _ in paths], self.schema, self.index.counts,
+                             cache_bytes=_CACHE_BYTES, where="to_torch() dataset",
+                             open_args=[where for _, where in paths],
+                             on_open=_reader.count_opened, **_READER_OPTIONS)
         self._index: Optional[tuple] = None     # (the dataset's _row_ids, their arrays)
         self.pid = os.getpid()
-
-    def reader(self, f: int) -> RowFileReader:
-        r = self.readers.get(f)
-        if r is None:
-            path, where = self.paths[f]
-            r = self.readers[f] = RowFileReader(path, self.schema, cache_bytes=_CACHE_BYTES,
-                                                threads=worker_threads(), **_READER_OPTIONS,
-                                                **where)
-            _reader.count_opened()
-        return r
 
     def rows(self, row_ids: np.ndarray) -> list:
         """The rows of ``row_ids`` (int64, in that order) as pypaimon's dicts:
         stock's ``Table.to_pylist()`` values, converted column by column
         (:mod:`rowformat.arrow_pylist`)."""
-        f, local = route_row_ids(self.first, self.counts, row_ids, "to_torch() dataset")
-        table = take_files(self.reader, f, local, self.positions)
-        if table is None:                   # no rows asked
+        if not len(row_ids):
             return []
+        f, local = self.index.locate(row_ids)
+        table = self.files.take(self.files.file_rows[f] + local, self.positions)
         values = {name: to_pylist(_field_types.conform(table.column(name).combine_chunks(),
                                                        t.type))
                   for name, t in zip(self.columns, self.targets)}
@@ -158,9 +143,7 @@ class _RowIdFiles:
         return froms[k] + (positions - starts[k])
 
     def close(self) -> None:
-        readers, self.readers = self.readers, {}
-        for r in readers.values():
-            r.close()
+        self.files.close()
 
 
 def _positions(ds: Any, indices) -> np.ndarray:

@@ -50,7 +50,7 @@ from ..errors import (
     TableOptionError,
 )
 from ..datatypes import RowType
-from . import _field_types, _table_options
+from . import _field_types, _row_ids, _table_options
 from ._table_options import TableOptionWarning, canonical as canonical_option_name
 from ._table_options import unknown as unknown_table_options
 from ._expire import Expired, ExternalFileWarning, expire
@@ -672,69 +672,27 @@ def row_id_slices(table, splits: list[Any], ranges: np.ndarray
     return out
 
 
-
-class RowIdRouter:
+class RowIdRouter(_row_ids.RowIdIndex):
     """The data files of one snapshot of a row-tracking table, by their
-    ``_ROW_ID`` ranges: ``_ROW_ID`` -> (file path, row number in the file).
-    Picklable: numpy arrays, a list of paths (URLs for a table on an object
-    store) and the ``storage_options`` to open them with."""
-
-    def __init__(self, first_ids, counts, paths: list[str], storage_options: dict | None = None):
-        order = np.argsort(np.asarray(first_ids, np.int64), kind="stable")
-        self.first = np.asarray(first_ids, np.int64)[order]
-        self.counts = np.asarray(counts, np.int64)[order]
-        self.paths = [paths[i] for i in order]
-        self.storage_options = storage_options
+    ``_ROW_ID`` ranges (the one index: :class:`rowformat.paimon._row_ids.RowIdIndex`):
+    ``route(ids)`` gives (file path, row number in the file), ``locate(ids)``
+    (file, row) numbers. Picklable: numpy arrays, a list of paths (URLs for a
+    table on an object store) and the ``storage_options`` to open them with."""
 
     @classmethod
-    def from_table(cls, table, path: str) -> "RowIdRouter":
-        if not table.options.row_tracking_enabled():
-            raise SchemaError(f"{path} has no _ROW_ID: the table was not created with "
-                              f"'row-tracking.enabled' = 'true'")
-        if table.primary_keys:
-            raise SchemaError(f"{path} is a primary-key table; _ROW_ID lookups need an "
-                              f"append table")
+    def from_table(cls, table, path: str, splits: list | None = None) -> "RowIdRouter":
+        """The index of ``table``'s snapshot (or of its ``splits``), every
+        file checked (_row_ids.check_file); SchemaError naming ``path``."""
+        _row_ids.check_table(path, table.options.row_tracking_enabled(), table.primary_keys)
         schema_id = table.table_schema.id
-        first, counts, paths = [], [], []
-        for split in plan(table):
-            if any(d is not None for d in (split.data_deletion_files or [])):
-                raise SchemaError(f"{path}: the snapshot has deletion vectors, which _ROW_ID "
-                                  f"lookups do not apply yet; read the table instead")
-            for f in split.files:
-                if f.first_row_id is None:
-                    raise SchemaError(f"{path}: data file {f.file_name} has no _ROW_ID range "
-                                      f"(written before row tracking was enabled?)")
-                if f.schema_id != schema_id or f.write_cols is not None:
-                    raise SchemaError(f"{path}: data file {f.file_name} was written with "
-                                      f"another schema or a subset of the columns; _ROW_ID "
-                                      f"lookups need files of the table's current schema")
+        first, counts, paths, metas = [], [], [], []
+        for split in plan(table) if splits is None else splits:
+            deletions = list(split.data_deletion_files or [])
+            for k, f in enumerate(split.files):
+                _row_ids.check_file(path, f, schema_id,
+                                    deletions[k] if k < len(deletions) else None)
                 first.append(f.first_row_id)
                 counts.append(f.row_count)
                 paths.append(_data_file_path(table, split, f))
-        router = cls(first, counts, paths, reader_options(table))
-        ends = router.first + router.counts
-        if len(ends) > 1 and (router.first[1:] < ends[:-1]).any():
-            raise SchemaError(f"{path}: _ROW_ID ranges of data files overlap (a data-evolution "
-                              f"table); _ROW_ID lookups need one file per row")
-        return router
-
-    def route(self, ids: pa.Array) -> tuple[pa.Array, pa.Array]:
-        """(paths, row numbers): nulls for a null id or one of no file."""
-        n = len(ids)
-        valid = np.ones(n, bool)
-        if ids.null_count:
-            valid &= ~np.asarray(ids.is_null().to_numpy(zero_copy_only=False))
-        values = np.asarray(ids.cast(pa.int64()).fill_null(-1).to_numpy(zero_copy_only=False),
-                            np.int64)
-        k = np.searchsorted(self.first, values, side="right") - 1
-        inside = valid & (k >= 0)
-        kk = np.where(inside, k, 0)
-        if len(self.first):
-            inside &= values < self.first[kk] + self.counts[kk]
-        else:
-            inside[:] = False
-        codes = pa.array(np.where(inside, kk, 0).astype(np.int32), mask=~inside)
-        paths = pa.DictionaryArray.from_arrays(codes, pa.array(self.paths or [""], pa.string()))
-        rows = pa.array(np.where(inside, values - self.first[kk] if len(self.first) else 0, 0),
-                        pa.int64(), mask=~inside)
-        return paths.cast(pa.string()), rows
+                metas.append(f)
+        return cls(first, counts, paths, reader_options(table), path, metas)

@@ -1,9 +1,15 @@
 """An LRU cache of decompressed blocks with a byte budget, safe to share
-between threads."""
+between threads and between the block stores of many files (a dataset's
+readers share one: one budget however many files it has)."""
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
+
+# A store's keys are its base plus 2 * block (a whole block) or 2 * block + 1
+# (a lookup's partly decompressed prefix of it): 2^32 blocks a file
+OWNER_SPAN = 1 << 33
 
 
 class BlockCache:
@@ -12,8 +18,14 @@ class BlockCache:
         self._items: OrderedDict = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._owners = itertools.count()
         self.hits = 0
         self.misses = 0
+
+    def owner(self) -> int:
+        """A new owner's key base (a block store's): its keys are base + k,
+        0 <= k < OWNER_SPAN."""
+        return next(self._owners) * OWNER_SPAN
 
     def get(self, key):
         # No lock: the dict's get and move_to_end are each atomic under the
@@ -53,9 +65,15 @@ class BlockCache:
 
     @property
     def nbytes(self) -> int:
+        """The bytes held, all owners'."""
         return self._bytes
 
-    def clear(self):
+    def clear(self, owner: int | None = None):
+        """Drops every item, or only those of ``owner`` (a key base)."""
         with self._lock:
-            self._items.clear()
-            self._bytes = 0
+            if owner is None:
+                self._items.clear()
+                self._bytes = 0
+                return
+            for key in [k for k in self._items if owner <= k < owner + OWNER_SPAN]:
+                self._bytes -= self._items.pop(key)[1]

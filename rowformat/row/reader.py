@@ -7,30 +7,26 @@ from the LRU cache), decode the row.
 """
 from __future__ import annotations
 
-import bisect
 import itertools
 import os
-import threading
 from collections import deque
 from concurrent.futures import CancelledError, wait
 from dataclasses import dataclass
-from typing import Any, Generator, Iterator, NamedTuple, NoReturn, Sequence
+from typing import Any, Generator, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
-import zstandard
 
 from .. import _rowcodec
 from ..arrow_types import as_row_type, to_arrow_schema
 from .block_cache import BlockCache
 from .block_index import BlockIndex, read_footer_and_index
+from .block_store import BlockMeta, StoreGroup, decompress_frame, open_store  # noqa: F401 (verify)
 from .decode_pool import shared_pool as _shared_pool
-from ..errors import (ColumnNotFoundError, CorruptFileError, LimitExceededError, RowDecodeError,
-                     RowIndexError, RowMemoryError)
+from ..errors import ColumnNotFoundError, RowDecodeError, RowIndexError, RowMemoryError
 from .footer import Footer
 from ..io.ranges import SCAN_AHEAD
-from . import scatter as _scatter
-from .scatter import Scatter, Wanted, touched_blocks
+from . import scatter
 from ..io.source import Source
 from ..row_numbers import as_rows, few_rows, row_number
 from ..datatypes import RowType
@@ -49,44 +45,10 @@ SMALL_TAKE = 64    # take() of a list of at most this many rows: located with bi
 # blocks to decompress (a thread hop costs about one block's decompression)
 INLINE_ROWS = 1024
 INLINE_COLD = 2
-# With prefix_lookups, a lookup of a row in the first PREFIX_SHARE of its block's rows decompresses
-# only the block's prefix up to that row (PrefixBlock); past it, the whole
-# block through libzstd is as fast (measured on 64 KiB level-1 blocks,
-# benchmarks/prefix_lookups.py: the decoder is about as fast as libzstd for
-# a whole block, and walking the rows before the row costs what it saves)
-PREFIX_SHARE = 0.6
 UNIT_BLOCKS = 64   # read()/take(): at most this many blocks per pool task
 # take() of at most this many rows (a training batch): each touched block
 # decompressed once, on all threads, and the rows decoded in this thread
 SCATTERED_ROWS = 16384
-
-
-def decompress_frame(dctx, frame, usize: int, allow_extra_data: bool = True) -> bytes:
-    """A block's ZSTD frame decompressed to exactly ``usize`` bytes, as its
-    index entry declares, or CorruptFileError (for after "block B: ").
-    python-zstandard allocates a frame's own content size whatever
-    max_output_size says, so that must match first; Java's frames have none
-    (no content-size flags in the header's descriptor byte: read without a
-    call). Frames without one get the index's size as their bound.
-
-    Bytes after the frame (inside the block's compressed size) are ignored,
-    as Paimon Java's reader ignores them: the decoded block is the same, and
-    its size and row count are checked. ``verify`` reports them (it asks
-    for ``allow_extra_data=False``). Passed explicitly: python-zstandard
-    means to make strictness its default."""
-    try:
-        if len(frame) < 5 or frame[4] & 0xE0:
-            declared = zstandard.frame_content_size(frame)
-            if declared != -1 and declared != usize:
-                raise CorruptFileError(f"the ZSTD frame declares {declared} bytes, but the index "
-                                       f"declares {usize}")
-        # max_output_size, read_across_frames, allow_extra_data, by position: faster
-        data = dctx.decompress(frame, usize or 1, False, allow_extra_data)
-    except zstandard.ZstdError as e:
-        raise CorruptFileError(f"ZSTD decompression failed: {e}") from None
-    if len(data) != usize:
-        raise CorruptFileError(f"decompressed to {len(data)} bytes, but the index declares {usize}")
-    return data
 
 
 class Run(NamedTuple):
@@ -188,36 +150,28 @@ class RowFileReader:
         self.max_block_size = max_block_size
         self.max_row_size = max_row_size
         self.prefix_lookups = prefix_lookups
-        self._source = Source(path_or_file, memory_map, filesystem, storage_options)
-        self.name = self._source.name
-        try:
-            self._open()
-        except BaseException:
-            self._source.close()
-            raise
-        self._cache = BlockCache(cache_bytes)
-        # prefix_lookups' partly decompressed blocks (resumed by the next
-        # lookup in the block), apart from the whole blocks, in the same budget
-        self._prefixes = BlockCache(cache_bytes)
-        self._local = threading.local()     # per thread: a decompressor, decoders
+        # the blocks: index arrays, the cache (whole blocks and prefix_lookups'
+        # partly decompressed ones, in one budget), fetching and decompression
+        self._store = open_store(Source(path_or_file, memory_map, filesystem, storage_options),
+                                 self.schema, self.arrow_schema, BlockCache(cache_bytes),
+                                 max_block_size=max_block_size, prefix_lookups=prefix_lookups,
+                                 max_row_size=max_row_size)
+        self._source = self._store.source
+        self.name = self._store.name
+        self.footer, self.block_index = self._store.footer, self._store.index
+        self._table = self._store.table
+        self._group = StoreGroup()
+        self._group.set(0, self._store)
+        self._files = scatter.OneFile(self._table)
+        self._all_columns = tuple(range(len(self.schema)))
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         self._inflight: set = set()        # this reader's tasks on the shared pool
         self._pid = os.getpid()            # (whose threads run them)
-        self.decompressions = 0            # blocks (and block prefixes) decompressed
 
-    def _open(self):
-        self.footer, self.block_index = read_footer_and_index(self._source)
-        self.block_index.validate(self.footer, self.name, self.max_block_size)
-        self._offsets = self.block_index.offsets
-        self._starts = self.block_index.row_starts
-        self._ends = np.append(self._starts[1:], self.footer.total_rows).astype(np.int64)
-        self._starts_list = self._starts.tolist()   # bisect on a list beats numpy for one row
-        self._all_columns = tuple(range(len(self.schema)))
-        # per block (offset, compressed size, uncompressed size, rows) as Python ints: a
-        # lookup reads these without numpy scalars
-        self._blocks = list(zip(self._offsets.tolist(), self.block_index.compressed_sizes.tolist(),
-                                self.block_index.uncompressed_sizes.tolist(),
-                                (self._ends - self._starts).tolist()))
+    @property
+    def decompressions(self) -> int:
+        """Blocks (and block prefixes) decompressed."""
+        return self._store.decompressions
 
     # -- metadata ----------------------------------------------------------
     @property
@@ -240,89 +194,13 @@ class RowFileReader:
     def block(self, b: int, *, cache: bool = True) -> "_rowcodec.Block":
         """Block ``b``, decompressed and checked. Taken from the cache, and put
         there when ``cache`` (scans pass False, so they do not evict the
-        blocks point lookups keep hot). One method, as a lookup's every call
-        shows in its latency."""
-        block = self._cache.get(b)
-        if block is not None:
-            return block
-        block = self._decompressed(b)
-        if cache:
-            self._keep(b, block)
-        return block
-
-    def _keep(self, b: int, block) -> None:
-        self._cache.put(b, block, block.nbytes)
-        if b in self._prefixes:     # a lookup's prefix of it is no longer needed
-            self._prefixes.pop(b)
-
-    def _decompressed(self, b: int, fetch: "Fetch | None" = None) -> "_rowcodec.Block":
-        """Block ``b`` read (from ``fetch`` when it holds it: a scan's
-        read-ahead), decompressed and checked (not through the cache)."""
-        _, _, usize, rows = self._blocks[b]
-        try:
-            d = self._local.decompressor
-        except AttributeError:
-            d = self._local.decompressor = zstandard.ZstdDecompressor()
-        frame = self._frame(b, fetch)
-        self.decompressions += 1
-        try:
-            block = _rowcodec.Block(decompress_frame(d, frame, usize))
-        except CorruptFileError as e:
-            raise CorruptFileError(f"{self.name}: block {b}: {e}") from None
-        finally:
-            if type(frame) is memoryview:
-                frame.release()
-        if block.num_rows != rows:
-            raise CorruptFileError(f"{self.name}: block {b} holds {block.num_rows} rows, but the "
-                                   f"index says {rows}")
-        return block
-
-    def _frame(self, b: int, fetch: "Fetch | None" = None):
-        """Block ``b``'s compressed bytes, from ``fetch`` when it holds them;
-        a file that ends inside the block raises naming the block."""
-        offset, size, _, _ = self._blocks[b]
-        try:
-            if fetch is None or b not in fetch:
-                return self._source.frame(offset, size)
-            frame = fetch.frame(b)
-            if len(frame) != size:
-                self._source._truncated(offset, size, len(frame))
-            return frame
-        except CorruptFileError as e:
-            got = getattr(e, "got", None)
-            if got is None:
-                raise
-            self._read_failed(b, 0, got)
-
-    def _rows_block(self, b: int, last: int) -> "_rowcodec.Block":
-        """block(b), or, with prefix_lookups, when the rows needed (up to the
-        local row ``last``) sit early in an uncached block, the block's
-        prefix decompressed up to them (kept among the prefixes, so that the
-        next lookup in the block resumes it)."""
-        if not self.prefix_lookups:
-            return self.block(b)
-        _, _, usize, rows = self._blocks[b]
-        if last >= rows * PREFIX_SHARE:
-            return self.block(b)
-        block = self._cache.get(b)
-        if block is not None:
-            return block
-        prefix = self._prefixes.get(b)
-        if prefix is None:
-            prefix = _rowcodec.PrefixBlock(self._frame(b), usize, rows)
-            self.decompressions += 1
-            self._prefixes.put(b, prefix, prefix.nbytes)
-        block = prefix.rows(self._decoder(None), last)
-        if block is None:       # a frame left to libzstd, or a corrupt one: it says why
-            self._prefixes.pop(b)
-            return self.block(b)
-        return block
+        blocks point lookups keep hot)."""
+        return self._store.block(b, cache=cache)
 
     def clear_cache(self) -> None:
         """Empties the block cache and the lookups' prefixes (the hits and
         misses counts stay)."""
-        self._cache.clear()
-        self._prefixes.clear()
+        self._store.clear()
 
     def _submit(self, unit, positions):
         """_decode_unit on the shared pool, tracked so that close() can wait."""
@@ -332,7 +210,7 @@ class RowFileReader:
         return future
 
     def _block_of(self, rows: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self._starts, rows, side="right") - 1
+        return self._store.block_of(rows)
 
     # -- columns ------------------------------------------------------------
     def _column_positions(self, columns: Sequence[str | int] | None) -> tuple[int, ...]:
@@ -358,46 +236,19 @@ class RowFileReader:
         """The Arrow schema of what read(columns=...) returns, in that order."""
         return pa.schema([self.arrow_schema.field(i) for i in self._column_positions(columns)])
 
-    def _decoder(self, positions: tuple[int, ...] | None) -> "_rowcodec.RowDecoder":
-        """This thread's decoder for the columns ``positions`` (None: all)."""
-        try:
-            cache = self._local.decoders
-        except AttributeError:
-            cache = self._local.decoders = {}
-        dec = cache.get(positions)
-        if dec is None:
-            if positions is None:
-                dec = cache[None] = self._decoder(tuple(range(len(self.schema))))
-                return dec
-            schema = pa.schema([self.arrow_schema.field(i) for i in positions])
-            dec = cache[positions] = _rowcodec.RowDecoder(self.schema, positions, schema)
-            dec.max_row_size = self.max_row_size
-        return dec
-
-    def _decode_error(self, b: int, e) -> Exception:
-        where = f"{self.name}: block {b}"
-        if e.row is not None:
-            where += f", row {int(self._starts[b]) + e.row}"
-        if e.column is not None:
-            where += f", column {self.schema.fields[e.column].name!r}"
-        if isinstance(e, RowMemoryError):   # not the file's fault: say so
-            return MemoryError(f"{where}: out of memory while decoding (the file is not known "
-                               f"to be damaged; read smaller batches or give it more memory)")
-        return (LimitExceededError if isinstance(e, LimitExceededError) else CorruptFileError)(f"{where}: {e}")
-
     # -- rows as Python values ---------------------------------------------
     def get(self, i: int) -> tuple[Any, ...]:
         """Row ``i`` as a tuple of Python values; reads at most one block.
         Negative ``i`` counts from the end."""
         i = row_number(i, self.num_rows, self.name)
-        b = bisect.bisect_right(self._starts_list, i) - 1
-        local = i - self._starts_list[b]
-        block = self._rows_block(b, local)
-        dec = self._decoder(None)
+        store = self._store
+        b = store.table.find(i)
+        local = i - store.table.start(b)
+        block = store.rows_block(b, local)
         try:
-            return dec.decode_row(block, local)
+            return store.decoder(None).decode_row(block, local)
         except (RowDecodeError, RowMemoryError) as e:
-            raise self._decode_error(b, e) from None
+            raise store.decode_error(b, e) from None
 
     def __getitem__(self, i: int) -> tuple[Any, ...]:
         """Row ``i`` as a tuple: ``get(i)``."""
@@ -417,9 +268,10 @@ class RowFileReader:
             if lo >= hi:
                 return
             first, last = (int(x) for x in self._block_of(np.array([lo, hi - 1])))
+            table = self._table
             for b in range(first, last + 1):
-                base = int(self._starts[b])
-                yield Run(b, None, max(lo - base, 0), min(hi, int(self._ends[b])) - base)
+                base = table.start(b)
+                yield Run(b, None, max(lo - base, 0), min(hi, base + table.rows(b)) - base)
             return
         if not len(rows):
             return
@@ -427,13 +279,12 @@ class RowFileReader:
         cuts = np.flatnonzero(np.diff(ids)) + 1
         for group in np.split(rows, cuts):
             b = int(self._block_of(group[:1])[0])
-            yield Run(b, np.ascontiguousarray(group - self._starts[b]), 0, len(group))
+            yield Run(b, np.ascontiguousarray(group - self._table.start(b)), 0, len(group))
 
     def row_bytes(self, b: int) -> int:
         """Block ``b``'s uncompressed bytes per row (rounded up): what a
         batch is charged per row of the block against its byte budget."""
-        _, _, uncompressed, rows = self._blocks[b]
-        return -(-uncompressed // max(rows, 1))
+        return self._store.row_bytes(b)
 
     def _units(self, rows, batch_size: int, max_blocks: int | None = None,
                max_bytes: int | None = None) -> Iterator[list]:
@@ -469,15 +320,16 @@ class RowFileReader:
         a pool thread with its own decoder (the GIL is released in ZSTD and
         the decoder)."""
         runs, reserve, fetch = unit
-        dec = self._decoder(positions)
+        store = self._store
+        dec = store.decoder(positions)
         for run in runs:
             try:
-                block = self._cache.get(run.block)
+                block = store.cached(run.block)
                 if block is None:
-                    block = self._decompressed(run.block, fetch)
+                    block = store.decompressed(run.block, fetch)
                 run.decode(dec, block, reserve)
             except (RowDecodeError, RowMemoryError) as e:
-                raise self._decode_error(run.block, e) from None
+                raise store.decode_error(run.block, e) from None
         return dec.finish()
 
     def _fetching(self, units: Iterator[list]) -> Generator[tuple, None, None]:
@@ -505,10 +357,11 @@ class RowFileReader:
                     fetch.cancel()
 
     def _unit_fetch(self, runs: list, prev: "Fetch | None") -> "Fetch":
-        blocks = sorted({run.block for run in runs if run.block not in self._cache})
+        store = self._store
+        blocks = sorted({run.block for run in runs if not store.is_cached(run.block)})
         shared = {b: prev.where(b) for b in blocks if prev is not None and b in prev}
         new = [b for b in blocks if b not in shared]
-        return Fetch(self._source.fetch([self._blocks[b][:2] for b in new]),
+        return Fetch(self._source.fetch([store.table.frame(b) for b in new]),
                      {b: i for i, b in enumerate(new)}, shared)
 
     def _result(self, future) -> pa.RecordBatch:
@@ -666,93 +519,36 @@ class RowFileReader:
 
     def _take_scattered(self, rows: np.ndarray, positions) -> pa.Table:
         """take() of up to SCATTERED_ROWS rows: their blocks decompressed
-        once each, on all the threads (touched_blocks), then their rows
-        decoded and put in the order asked. Blocks whose declared sizes add
-        up to more than TAKE_BUDGET are taken in rounds within it (each
-        round's blocks freed before the next is allocated), so that what a
-        take holds at once is bounded by the budget, not by what a file's
-        index declares."""
-        want = Scatter(self, rows)
-        rounds = self._rounds(want.blocks)
-        if rounds is None:
-            return want.decode(touched_blocks([want])[0], positions)
-        parts, order = [], []
-        for blocks in rounds:
-            picked = np.flatnonzero(np.isin(want.which, blocks))
-            part = Scatter(self, rows[picked])
-            parts.append(part.decode(touched_blocks([part])[0], positions))
-            order.append(picked)
-        return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order))))
-
-    def _rounds(self, blocks: np.ndarray) -> list[np.ndarray] | None:
-        """None when ``blocks`` (distinct) declare at most TAKE_BUDGET bytes
-        together, else the indexes into them of consecutive rounds that
-        each do (one block at least)."""
-        sizes = self.block_index.uncompressed_sizes[blocks]
-        budget = _scatter.TAKE_BUDGET
-        if int(sizes.sum()) <= budget:
-            return None
-        rounds, start, total = [], 0, 0
-        for k, size in enumerate(sizes.tolist()):
-            if k > start and total + size > budget:
-                rounds.append(np.arange(start, k))
-                start, total = k, 0
-            total += size
-        rounds.append(np.arange(start, len(sizes)))
-        return rounds
+        once each, on all the threads, then their rows decoded in the order
+        asked (scatter.take: in rounds within its TAKE_BUDGET)."""
+        return scatter.take(self._files, self._group, rows, positions, self.threads,
+                            lambda: self.projected_schema(positions).empty_table())
 
     def touched_blocks(self, blocks: np.ndarray, lasts: np.ndarray) -> list:
         """The blocks ``blocks`` (distinct) holding at least their rows up to
-        ``lasts``: see the module's touched_blocks()."""
-        return touched_blocks([Wanted(self, blocks, lasts)])[0]
-
-    def _job(self, blocks: np.ndarray, lasts: np.ndarray, out: list) -> "_Job | None":
-        """Fills ``out`` with the cached blocks of ``blocks`` (distinct); the
-        others, as one job for touched_blocks()' threads (None if none)."""
-        cache = self._cache
-        if cache.budget:
-            ks = []
-            for k, b in enumerate(blocks.tolist()):
-                out[k] = cache.get(b)
-                if out[k] is None:
-                    ks.append(k)
-            if not ks:
-                return None
-            miss = np.array(ks, np.int64)
-        else:
-            if not len(blocks):
-                return None
-            miss = np.arange(len(blocks))
-        return _Job(self, out, miss, np.asarray(blocks, np.int64)[miss],
-                    np.asarray(lasts, np.int64)[miss])
-
-    def _read_failed(self, b: int, err: int, got: int) -> NoReturn:
-        """Raises the error of block ``b``'s read: errno ``err``, or (0) the
-        file ended ``got`` bytes into the frame."""
-        offset, size, _, _ = self._blocks[b]
-        if err:
-            raise OSError(err, f"{self.name}: block {b}: reading {size} bytes at offset "
-                               f"{offset}: {os.strerror(err)}")
-        raise CorruptFileError(f"{self.name}: block {b}: read {got} of {size} bytes at offset "
-                               f"{offset}: the file is truncated")
+        ``lasts``: see scatter.touched_blocks()."""
+        blocks = np.asarray(blocks, np.int64)
+        return scatter.touched_blocks(
+            [(self._group, np.zeros(len(blocks), np.int64), blocks, np.asarray(lasts, np.int64),
+              BlockMeta.of(self._table, blocks))], self.threads)[0]
 
     def _list_runs(self, rows: list) -> list[Run]:
         """The runs of ``rows`` (a short list, any order), located with bisect."""
-        starts = self._starts_list
+        table = self._table
         if len(rows) == 1:              # a lookup
-            b = bisect.bisect_right(starts, rows[0]) - 1
-            local = rows[0] - starts[b]
+            b = table.find(rows[0])
+            local = rows[0] - table.start(b)
             return [Run(b, None, local, local + 1)]
         runs: list[Run] = []
         run: list = []
         b = -1
         for i in rows:
-            nb = bisect.bisect_right(starts, i) - 1
+            nb = table.find(i)
             if nb != b and run:
                 runs.append(Run(b, np.array(run, np.int64), 0, len(run)))
                 run = []
             b = nb
-            run.append(i - starts[b])
+            run.append(i - table.start(b))
         if run:
             runs.append(Run(b, np.array(run, np.int64), 0, len(run)))
         return runs
@@ -768,13 +564,13 @@ class RowFileReader:
         bounds = [0, *(np.flatnonzero(blocks[1:] != blocks[:-1]) + 1).tolist(), len(rows)]
         heads = blocks[bounds[:-1]].tolist()
         if self.threads > 1 and len(heads) > INLINE_COLD:
-            cache, cold = self._cache, 0
+            store, cold = self._store, 0
             for b in set(heads):
-                if b not in cache:
+                if not store.is_cached(b):
                     cold += 1
                     if cold > INLINE_COLD:
                         return None
-        local = rows - self._starts[blocks]
+        local = rows - self._table.row_starts[blocks]
         return [Run(b, local, lo, hi) for b, lo, hi in zip(heads, bounds, bounds[1:])]
 
     def _take_inline(self, runs: list[Run], positions) -> pa.Table:
@@ -782,9 +578,9 @@ class RowFileReader:
         no cache (cache_bytes=0), a block that later runs need again (rows 5,
         900, 6) is kept for them until its last run, and with prefix_lookups
         its prefix reaches the last row any run needs."""
-        dec = self._decoder(positions)
+        dec = self._store.decoder(positions)
         final = {run.block: i for i, run in enumerate(runs)} \
-            if len(runs) > 1 and not self._cache.budget else None
+            if len(runs) > 1 and not self._store.cache.budget else None
         if final is None or len(final) == len(runs):        # no block comes back
             for run in runs:
                 self._decode_run(dec, run)
@@ -803,13 +599,14 @@ class RowFileReader:
         """Decodes ``run``'s rows into ``dec`` from ``block``, or from its
         block read up to (at least) the local row ``last`` (the run's own
         last row when None); returns the block."""
+        store = self._store
         try:
             if block is None:
-                block = self.block(run.block) if not self.prefix_lookups else \
-                    self._rows_block(run.block, run.last if last is None else last)
+                block = store.block(run.block) if not self.prefix_lookups else \
+                    store.rows_block(run.block, run.last if last is None else last)
             run.decode(dec, block)
         except (RowDecodeError, RowMemoryError) as e:
-            raise self._decode_error(run.block, e) from None
+            raise store.decode_error(run.block, e) from None
         return block
 
     # -- lifetime -------------------------------------------------------------
@@ -833,7 +630,7 @@ class RowFileReader:
 
 class Fetch:
     """A scan unit's blocks being read ahead from a URL, by block number: a
-    io.ranges.Fetch of the unit's own blocks, and the (io.ranges.Fetch, range)
+    storage.Fetch of the unit's own blocks, and the (storage.Fetch, range)
     of a block it shares with the previous unit (read once for both)."""
     __slots__ = ("_fetch", "_where")
 
@@ -855,101 +652,3 @@ class Fetch:
     def cancel(self) -> None:
         if self._fetch is not None:
             self._fetch.cancel()
-
-
-class _Job:
-    """One reader's uncached blocks of a touched_blocks() call: each whole
-    (cached afterwards), or with prefix_lookups, a block whose last wanted
-    row is in its first PREFIX_SHARE of rows only up to that row. One
-    BlockPrefixes job (with a local path, each frame read with pread in C;
-    mapped, views of the mapping; else read here first), which every
-    thread of the call runs (run()), taking blocks off one counter, the
-    costliest first, so the threads finish together; then collect() in the
-    caller. No Python work per block: a block the job leaves (a frame
-    rf_zstd.h does not decode, a corrupt one, a failed read) is read and
-    decompressed as usual, which names any error."""
-    __slots__ = ("reader", "out", "ks", "blocks", "lasts", "fd", "frames", "job")
-    job: "_rowcodec.BlockPrefixes | None"
-
-    def __init__(self, reader: RowFileReader, out: list, ks: np.ndarray, blocks: np.ndarray,
-                 lasts: np.ndarray):
-        index = reader.block_index
-        rows = reader._ends[blocks] - reader._starts[blocks]
-        if reader.prefix_lookups:
-            early = lasts < rows * PREFIX_SHARE
-            # a prefix costs about its share of a whole block, the walk included
-            order: Any = np.argsort(np.where(early, lasts / rows, 1.0), kind="stable")[::-1]
-            lasts = np.where(early, lasts, -1)
-        else:
-            order = slice(None)
-            lasts = np.full(len(blocks), -1, np.int64)
-        self.reader, self.out = reader, out
-        self.ks, self.blocks, self.lasts = ks[order], blocks[order], lasts[order]
-        rows = np.ascontiguousarray(rows[order], np.int64)
-        blocks = self.blocks
-        usizes = np.ascontiguousarray(index.uncompressed_sizes[blocks], np.int64)
-        offsets = np.ascontiguousarray(reader._offsets[blocks], np.int64)
-        sizes = np.ascontiguousarray(index.compressed_sizes[blocks], np.int64)
-        source = reader._source
-        self.fd = source.c_reads()
-        self.frames = None
-        if self.fd is None:
-            # a URL's frames are fetched at once, a few requests in flight
-            try:
-                self.frames = source.frames(list(zip(offsets.tolist(), sizes.tolist())))
-            except CorruptFileError as e:       # the file ends inside a block: name it
-                got, k = getattr(e, "got", None), getattr(e, "index", None)
-                if got is None or k is None:
-                    raise
-                reader._read_failed(int(blocks[k]), 0, got)
-        try:
-            self.job = _rowcodec.BlockPrefixes(self.frames, usizes, rows, self.lasts) \
-                if self.fd is None else \
-                _rowcodec.BlockPrefixes(None, usizes, rows, self.lasts, self.fd, offsets, sizes)
-        except MemoryError:     # not the file's fault, but say whose blocks and how many bytes
-            raise MemoryError(f"{reader.name}: out of memory allocating {len(blocks)} blocks "
-                              f"({int(usizes.sum())} bytes as the index declares them, block "
-                              f"{int(blocks[np.argmax(usizes)])} the largest) for a take; "
-                              f"take fewer rows at once or give it more memory") from None
-
-    def __len__(self) -> int:
-        return len(self.blocks)
-
-    def run(self) -> None:
-        """Works on the job's blocks until none is left (any thread)."""
-        r, job = self.reader, self.job
-        assert job is not None, "run after collect()"
-        if self.fd is None:
-            job.run(r._decoder(None))
-            return
-        r._source._enter()              # close() waits for the reads in C
-        try:
-            job.run(r._decoder(None))
-        finally:
-            r._source._leave()
-
-    def collect(self) -> None:
-        """Puts the blocks in ``out`` (after every run() has returned)."""
-        r, out, job = self.reader, self.out, self.job
-        assert job is not None, "collected twice"
-        blocks = job.blocks()
-        # counted here: a block left to libzstd below counts once, in _decompressed
-        r.decompressions += sum(block is not None for block in blocks)
-        if r._cache.budget:
-            for b, last, block in zip(self.blocks.tolist(), self.lasts.tolist(), blocks):
-                if block is not None and last < 0:
-                    r._keep(b, block)
-        for j, (k, block) in enumerate(zip(self.ks.tolist(), blocks)):
-            if block is None:
-                b = int(self.blocks[j])
-                failed = job.read_error(j) if self.fd is not None else None
-                if failed is not None:
-                    r._read_failed(b, *failed)
-                block = r._decompressed(b)
-                if r._cache.budget:
-                    r._keep(b, block)
-            out[k] = block
-        self.job = job = None           # (it holds views of the frames)
-        for frame in self.frames or ():
-            if type(frame) is memoryview:
-                frame.release()

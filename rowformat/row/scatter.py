@@ -1,78 +1,132 @@
-"""Random batches: scattered rows of one or more ``.row`` files, each block
-they touch read and decompressed once, on all the threads at once, and the
-rows decoded in the order asked (a training step's floor: docs/training.md).
+"""Random batches: scattered rows of one or more ``.row`` files of one
+schema, each block they touch read and decompressed once, on all the
+threads at once, and the rows decoded in the order asked in one C loop (a
+training step's floor: docs/training.md).
 
-:func:`touched_blocks` fetches the blocks of any readers; :class:`Scatter`
-plans one file's rows and decodes them from their blocks;
-:func:`take_files` does both for rows across files; :func:`route_row_ids`
-finds a ``_ROW_ID``'s file and row.
+The files' blocks are one sequence (:class:`FileBlocks`: their index
+arrays end to end), so planning a batch costs the same numpy calls for 60
+files as for one, and its uncached blocks are one job (block_store's
+BlockJob): a batch costs per touched block, not per touched file. This
+module knows row numbers only; ``_ROW_ID``s are routed in the Paimon layer.
 """
 from __future__ import annotations
 
 from concurrent.futures import wait
-from typing import Any, Callable, Optional
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 
+from .block_store import BlockJob, BlockMeta, StoreGroup
 from .decode_pool import shared_pool
-from ..errors import RowDecodeError, RowIndexError, RowMemoryError
-
-# (readers are RowFileReaders: not imported, as reader.py imports this module)
+from ..errors import RowDecodeError, RowMemoryError
 
 # A take holds at most this many declared block bytes at once, in rounds (a
-# training batch's 240 blocks of 64 KiB are 15 MiB: one round)
-TAKE_BUDGET = 256 << 20
+# training batch's 240 blocks of 64 KiB are 15 MiB: one round), besides
+# what the block cache keeps (its own budget): a 10k-row take of 64 KiB
+# blocks holds its result, 32 MiB and the cache, not its 600 MB of blocks
+TAKE_BUDGET = 32 << 20
 
 
-class Wanted:
-    """Blocks of one reader to fetch, and the last row wanted in each."""
-    def __init__(self, reader: Any, blocks: np.ndarray, lasts: np.ndarray):
-        self.reader, self.blocks, self.lasts = reader, blocks, lasts
+class FileBlocks:
+    """The blocks of files ``0..n-1`` as one sequence of rows (file f's rows
+    after file f-1's): per block its first row there, row count,
+    uncompressed size, offset and compressed size (40 bytes a block), and
+    the first block of each file."""
+
+    def __init__(self, tables: list):
+        """``tables``: per file, a BlockTable (or anything with its arrays,
+        ``num_rows`` and ``block_rows``)."""
+        counts = np.array([t.num_rows for t in tables], np.int64)
+        self.file_rows = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.first_block = np.concatenate(
+            [[0], np.cumsum([len(t.row_starts) for t in tables])]).astype(np.int64)
+        cat = (lambda arrays: np.concatenate(arrays).astype(np.int64, copy=False)
+               if arrays else np.zeros(0, np.int64))
+        self.row_starts = cat([t.row_starts + self.file_rows[f] for f, t in enumerate(tables)])
+        self.meta = BlockMeta(cat([t.block_rows(np.arange(len(t.row_starts))) for t in tables]),
+                              cat([t.uncompressed_sizes for t in tables]),
+                              cat([t.offsets for t in tables]),
+                              cat([t.compressed_sizes for t in tables]))
+
+    @property
+    def nbytes(self) -> int:
+        return self.row_starts.nbytes + sum(a.nbytes for a in self.meta) \
+            + self.first_block.nbytes + self.file_rows.nbytes
+
+    def meta_of(self, heads: np.ndarray) -> BlockMeta:
+        """The index entries of the blocks ``heads``."""
+        return self.meta.pick(heads)
+
+    def where(self, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(file, block in the file) of each of the blocks ``heads``."""
+        of = np.searchsorted(self.first_block, heads, side="right") - 1
+        return of, heads - self.first_block[of]
 
 
-class Scatter(Wanted):
-    """A take of scattered rows of one file, planned: the distinct blocks
-    its rows are in (and the last row wanted in each) to fetch, and for each
-    row, in the order asked, its block among them and its row there."""
-    def __init__(self, reader: Any, rows: np.ndarray):
-        blocks = reader._block_of(rows)
-        heads, self.which = np.unique(blocks, return_inverse=True)
-        self.which = self.which.astype(np.int64).ravel()
-        self.local = np.ascontiguousarray(rows - reader._starts[blocks], np.int64)
-        lasts = np.zeros(len(heads), np.int64)
-        np.maximum.at(lasts, self.which, self.local)
-        super().__init__(reader, heads, lasts)
+class OneFile:
+    """A file's blocks as FileBlocks are many files' (its BlockTable's arrays)."""
 
-    def decode(self, blocks: list, positions) -> pa.Table:
-        """The rows, from their ``blocks`` (touched_blocks'), in the order
-        asked, decoded in one C loop (the GIL released)."""
-        r = self.reader
-        dec = r._decoder(positions)
+    def __init__(self, table):
+        self.table = table
+        self.row_starts = table.row_starts
+
+    def where(self, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(len(heads), np.int64), heads
+
+    def meta_of(self, heads: np.ndarray) -> BlockMeta:
+        return BlockMeta.of(self.table, heads)
+
+
+class Scatter:
+    """A take of scattered rows (row numbers of ``files``), planned: the
+    distinct blocks they are in (their file and block there, and the last
+    row wanted in each), and for each row, in the order asked, its block
+    among them and its row there."""
+
+    def __init__(self, files, rows: np.ndarray):
+        starts = files.row_starts
+        g = np.searchsorted(starts, rows, side="right") - 1
+        self.heads, which = np.unique(g, return_inverse=True)
+        self.which = which.astype(np.int64).ravel()
+        self.local = np.ascontiguousarray(rows - starts[g], np.int64)
+        self.lasts = np.zeros(len(self.heads), np.int64)
+        np.maximum.at(self.lasts, self.which, self.local)
+        self.of, self.blocks = files.where(self.heads)
+        self.meta = files.meta_of(self.heads)
+
+    def fetch(self, group: StoreGroup, threads: int) -> list:
+        """The blocks, each holding at least its rows up to its last wanted:
+        see touched_blocks()."""
+        return touched_blocks([(group, self.of, self.blocks, self.lasts, self.meta)], threads)[0]
+
+    def decode(self, group: StoreGroup, blocks: list, positions) -> pa.Table:
+        """The rows, from their ``blocks`` (fetch()'s), in the order asked,
+        decoded in one C loop (the GIL released)."""
+        dec = group.stores[int(self.of[0])].decoder(positions)
         try:
             dec.decode_gather(blocks, self.which, self.local)
         except (RowDecodeError, RowMemoryError) as e:
-            raise r._decode_error(int(self.blocks[e.block]), e) from None
+            store = group.stores[int(self.of[e.block])]
+            raise store.decode_error(int(self.blocks[e.block]), e) from None
         return pa.Table.from_batches([dec.finish()])
 
 
-def touched_blocks(wanted: list) -> list:
-    """For each Wanted (of any readers), its blocks, each holding at least
-    its rows up to its last wanted: from the reader's cache, else read and
-    decompressed once each, all of them on the threads at once (the GIL
-    released in pread, ZSTD and the prefix walk): whole (and cached), or,
-    with the reader's prefix_lookups, a block whose last row wanted is in
-    its first PREFIX_SHARE of rows only up to that row (see PrefixBlock).
-    Each reader's blocks are one job (reader.py's _Job) that every thread
-    works on, taking the next block as it finishes one: a random batch's
-    floor, each touched block decompressed once, on every core, only as
-    far as needed."""
-    outs = [[None] * len(w.blocks) for w in wanted]
-    jobs = [job for n, w in enumerate(wanted)
-            if (job := w.reader._job(w.blocks, w.lasts, outs[n])) is not None]
+def touched_blocks(wanted: list, threads: int) -> list:
+    """For each (StoreGroup, stores, blocks, lasts, BlockMeta) of ``wanted``
+    (block k is ``blocks[k]`` of ``group.stores[stores[k]]``), its blocks, each
+    holding at least its rows up to its last wanted: from the cache, else
+    read and decompressed once each, all of them on ``threads`` threads at
+    once (the GIL released in pread, ZSTD and the prefix walk): whole (and
+    cached), or, with a store's prefix_lookups, a block whose last row
+    wanted is in its first PREFIX_SHARE of rows only up to that row (see
+    PrefixBlock). The blocks are jobs (BlockJob) that every thread works on,
+    taking the next block as it finishes one: a random batch's floor, each
+    touched block decompressed once, on every core, only as far as needed."""
+    outs: list = [[None] * len(w[2]) for w in wanted]
+    jobs = [job for w, out in zip(wanted, outs) if len(job := BlockJob(*w, out))]
     if not jobs:
         return outs
-    threads = max(w.reader.threads for w in wanted)
     helpers = min(threads, sum(len(job) for job in jobs)) - 1
     futures = [shared_pool(threads).submit(_run_all, jobs) for _ in range(helpers)]
     try:
@@ -94,54 +148,41 @@ def _run_all(jobs: list) -> None:
         job.run()
 
 
-def take_files(reader: Callable[[int], Any], file_of: np.ndarray, local: np.ndarray,
-               positions) -> Optional[pa.Table]:
-    """Row ``local[k]`` of file ``file_of[k]`` for each k, in that order
-    (None for no rows): the touched blocks of the files (``reader(f)``) read
-    and decompressed at once, on all threads (touched_blocks), in groups of
-    files whose blocks declare at most TAKE_BUDGET bytes together; a file
-    whose blocks alone declare more is taken in rounds within it, as
-    RowFileReader.take does. What a take holds at once is bounded by the
-    budget, not by what the files' indexes declare."""
-    order = np.argsort(file_of, kind="stable")
-    by_file = file_of[order]
-    parts: list = []
-    group: list = []
-    declared = 0
-    for f in np.unique(file_of).tolist():
-        rows = local[order[by_file == f]]
-        w = Scatter(reader(f), rows)
-        size = int(w.reader.block_index.uncompressed_sizes[w.blocks].sum())
-        if group and declared + size > TAKE_BUDGET:
-            parts += _decode_group(group, positions)
-            group, declared = [], 0
-        if size > TAKE_BUDGET:
-            parts.append(w.reader._take_scattered(rows, positions))
-        else:
-            group.append(w)
-            declared += size
-    parts += _decode_group(group, positions)
-    if len(parts) < 2:
-        return parts[0] if parts else None
-    # the rows are grouped by file: put them back in the order asked
-    return pa.concat_tables(parts).take(pa.array(np.argsort(order, kind="stable"))).combine_chunks()
+def take(files, group: StoreGroup, rows: np.ndarray, positions, threads: int,
+         empty: Callable[[], pa.Table]) -> pa.Table:
+    """The rows ``rows`` (row numbers of ``files``, any order, duplicates
+    allowed), in that order: their touched blocks fetched at once on all
+    threads, in rounds whose blocks declare at most TAKE_BUDGET bytes
+    (each round's blocks freed before the next is allocated), so that what
+    a take holds at once is bounded by the budget, not by what the files'
+    indexes declare. ``group`` holds the store of every file a row is in."""
+    plan = Scatter(files, rows)
+    if not len(rows):
+        return empty()
+    rounds = _rounds(plan.meta.usizes)
+    if rounds is None:
+        return plan.decode(group, plan.fetch(group, threads), positions)
+    parts, order = [], []
+    for heads in rounds:
+        picked = np.flatnonzero(np.isin(plan.which, heads))
+        part = Scatter(files, rows[picked])
+        parts.append(part.decode(group, part.fetch(group, threads), positions))
+        order.append(picked)
+    return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order)))) \
+        .combine_chunks()
 
 
-def _decode_group(group: list, positions) -> list:
-    """The rows of each Scatter of ``group``, their blocks fetched together."""
-    return [w.decode(blocks, positions) for w, blocks in zip(group, touched_blocks(group))] \
-        if group else []
-
-
-def route_row_ids(first: np.ndarray, counts: np.ndarray, ids, where: str) -> tuple:
-    """(file, row in the file) of each ``_ROW_ID`` in ``ids``, the files'
-    ranges given by their sorted ``first`` ids and row ``counts``;
-    RowIndexError naming ``where`` for an id in no file."""
-    ids = np.asarray(ids, np.int64).reshape(-1)
-    f = np.searchsorted(first, ids, side="right") - 1
-    fc = np.maximum(f, 0)
-    local = ids - first[fc] if len(first) else ids
-    bad = (f < 0) | (local >= counts[fc]) if len(first) else np.ones(len(ids), bool)
-    if np.any(bad):
-        raise RowIndexError(f"{where}: no row has _ROW_ID {int(ids[np.argmax(bad)])}")
-    return fc, local
+def _rounds(sizes: np.ndarray) -> list[np.ndarray] | None:
+    """None when blocks of declared ``sizes`` hold at most TAKE_BUDGET bytes
+    together, else the indexes of consecutive rounds that each do (one
+    block at least)."""
+    if int(sizes.sum()) <= TAKE_BUDGET:
+        return None
+    ends = np.cumsum(sizes)
+    rounds, start = [], 0
+    while start < len(sizes):
+        base = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, base + TAKE_BUDGET, side="right")))
+        rounds.append(np.arange(start, stop))
+        start = stop
+    return rounds

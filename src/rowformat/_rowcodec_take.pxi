@@ -25,6 +25,7 @@ cdef struct PrefixJob:
     const uint8_t *frame    # the frame given, or NULL: read it at offset
     int64_t frame_len
     int64_t offset
+    int fd                  # the descriptor to read it from (blocks of several files)
     uint8_t *out
     int64_t usize
     int64_t num_rows
@@ -40,13 +41,15 @@ cdef struct PrefixJob:
 cdef class BlockPrefixes:
     """Blocks to decompress, each whole or up to a row: ``frames`` (their
     ZSTD frames, any buffers), or None and ``fd`` with each frame's
-    ``offsets`` and ``sizes`` (read with pread in run()); ``usizes`` and
+    ``offsets`` and ``sizes`` (read with pread in run()), or with ``fds``
+    each block's own descriptor (blocks of several files of one schema: a
+    multi-file take is one job); ``usizes`` and
     ``num_rows`` (from the index), and ``lasts``, the last row each must
     hold (-1: all of the block).
     Call ``run(decoder)`` from as many threads as should work on them (each
     with a decoder of the file's whole schema, whose plan the walk reads),
-    then ``blocks()``. With ``fd``, the caller keeps it open until every
-    run() has returned."""
+    then ``blocks()``. With ``fd`` (``fds``), the caller keeps them open until
+    every run() has returned."""
     cdef PrefixJob *items
     cdef Py_buffer *views       # the frames': a malloc'd array, which Cython does not
                                 # traverse, so out of the collector's sight (_held.pxd)
@@ -57,7 +60,7 @@ cdef class BlockPrefixes:
 
     def __cinit__(self, frames, const int64_t[::1] usizes, const int64_t[::1] num_rows,
                   const int64_t[::1] lasts, int fd=-1, const int64_t[::1] offsets=None,
-                  const int64_t[::1] sizes=None):
+                  const int64_t[::1] sizes=None, const int32_t[::1] fds=None):
         cdef int64_t j
         cdef PrefixJob *c
         self.n = usizes.shape[0]
@@ -65,10 +68,11 @@ cdef class BlockPrefixes:
         if not (num_rows.shape[0] == lasts.shape[0] == self.n):
             raise ValueError("BlockPrefixes: usizes, num_rows and lasts differ in length")
         if frames is None:
-            if fd < 0 or offsets is None or sizes is None \
-                    or not (offsets.shape[0] == sizes.shape[0] == self.n):
-                raise ValueError("BlockPrefixes: without frames, give fd, offsets and sizes "
-                                 "(one per block)")
+            if (fd < 0 and fds is None) or offsets is None or sizes is None \
+                    or not (offsets.shape[0] == sizes.shape[0] == self.n) \
+                    or (fds is not None and fds.shape[0] != self.n):
+                raise ValueError("BlockPrefixes: without frames, give fd (or fds), offsets and "
+                                 "sizes (one per block)")
         elif len(frames) != self.n:
             raise ValueError("BlockPrefixes: frames, usizes, num_rows and lasts differ in length")
         self.items = <PrefixJob *> calloc(max(self.n, 1), sizeof(PrefixJob))
@@ -87,6 +91,7 @@ cdef class BlockPrefixes:
             else:
                 c.offset = offsets[j]
                 c.frame_len = sizes[j]
+                c.fd = fd if fds is None else fds[j]
                 if c.offset < 0 or c.frame_len < 0:
                     raise ValueError(f"BlockPrefixes: frame at {c.offset} of {c.frame_len} bytes")
                 self.max_frame = max(self.max_frame, c.frame_len)
@@ -136,7 +141,7 @@ cdef class BlockPrefixes:
                     c.got = 0
                     r = 0
                     while c.got < c.frame_len:      # pread may return short
-                        r = rf_pread(self.fd, buf + c.got, <size_t> (c.frame_len - c.got),
+                        r = rf_pread(c.fd, buf + c.got, <size_t> (c.frame_len - c.got),
                                      c.offset + c.got)
                         if r <= 0:
                             break

@@ -165,8 +165,8 @@ def test_row_tracking_table_by_row_id_and_row_ranges(s3wh):
     got = ds.take(want)
     assert got.column("id").to_pylist() == want.tolist()
     body = [r for r in s3wh.s3.log() if r.method == "GET" and r.range and r.range[0] > 0]
-    touched = sum(int(ds._reader(f).block_index.compressed_sizes[
-        np.unique(ds._reader(f)._block_of(np.asarray(local)))].sum())
+    touched = sum(int(ds._files.store(f).table.compressed_sizes[
+        np.unique(ds._files.store(f).block_of(np.asarray(local)))].sum())
         for f, local in _by_file(ds, want))
     tails = [r for r in s3wh.s3.log() if r.method in ("HEAD", "GET") and r not in body]
     assert sum(r.sent for r in body) <= 1.1 * touched + sum(r.sent for r in tails)

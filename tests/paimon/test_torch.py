@@ -204,12 +204,13 @@ def test_readers_and_block_caches_kept_across_batches(wh):
     fast = _dataset(t)
     fast.__getitems__([1, 799])
     files = _torch._files(fast)
-    readers = dict(files.readers)
-    assert len(readers) == 2 and all(r.prefix_lookups for r in readers.values())
+    stores = dict(files.files._stores)
+    assert len(stores) == 2 and all(s.prefix_lookups for s in stores.values())
     for k in range(5):
         fast.__getitems__(np.random.default_rng(k).integers(0, 800, 50).tolist())
-    assert _torch._files(fast) is files and files.readers == readers
-    cached = sum(len(r._cache._items) for r in readers.values())
-    hits = sum(r._cache.hits for r in readers.values())
+    assert _torch._files(fast) is files and files.files._stores == stores
+    cache = files.files.cache                   # one cache, one budget, both files'
+    assert all(s.cache is cache for s in stores.values()) and cache.budget == _torch._CACHE_BYTES
+    cached, hits = len(cache._items), cache.hits
     fast.__getitems__([1, 799, 400])
-    assert cached > 0 and sum(r._cache.hits for r in readers.values()) > hits
+    assert cached > 0 and cache.hits > hits

@@ -61,8 +61,8 @@ def test_an_allocation_failure_is_a_memory_error_not_corruption(big_rows, monkey
     def failing_decode(*args, **kwargs):
         raise RowMemoryError("out of memory", 0, 1)
     with RowFileReader(big_rows, SCHEMA, threads=1) as r:
-        dec = r._decoder(r._all_columns)
-        monkeypatch.setattr(r, "_decoder", lambda positions: _Failing(dec, failing_decode))
+        dec = r._store.decoder(r._all_columns)
+        monkeypatch.setattr(r._store, "decoder", lambda positions: _Failing(dec, failing_decode))
         with pytest.raises(MemoryError) as e:
             r.read()
     assert not isinstance(e.value, CorruptFileError)

@@ -149,8 +149,8 @@ with RowFileWriter(path, SCHEMA, block_size=8192) as w:
     w.write_rows([(i, "x" * (i % 40)) for i in range(5000)])
 r = RowFileReader(path, SCHEMA, memory_map=True, prefix_lookups=True)
 assert r.num_blocks > 2 and r.get(1) == (1, "x")
-prefix = r._prefixes.get(0)
-assert 0 < prefix.produced < r._blocks[0][2]             # partly decompressed
+prefix = r._store.cached_prefix(0)
+assert 0 < prefix.produced < r._table.usize(0)             # partly decompressed
 mapping = weakref.ref(r._source._map)
 holder = [r, prefix]
 holder.append(holder)

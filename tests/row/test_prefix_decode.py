@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from rowformat import CorruptFileError, RowFileReader, RowFileWriter, schema
 from rowformat._rowcodec import PrefixBlock
-from rowformat.row.reader import PREFIX_SHARE
+from rowformat.row.block_store import PREFIX_SHARE
 
 
 
@@ -384,18 +384,18 @@ def test_lookup_resumes_the_prefix(rows_file):
     block, which replaces the prefix (kept apart from the whole blocks)."""
     path, rows, _ = rows_file
     with RowFileReader(path, SCHEMA, prefix_lookups=True) as r:
-        n = r._blocks[3][3]
-        start = r._starts_list[3]
+        n = r._table.rows(3)
+        start = r._table.start(3)
         assert r.get(start) == rows[start]
-        prefix = r._prefixes.get(3)
-        assert 3 not in r._cache
+        prefix = r._store.cached_prefix(3)
+        assert not r._store.is_cached(3)
         first = prefix.produced
-        assert 0 < first < r._blocks[3][2]
+        assert 0 < first < r._table.usize(3)
         mid = int(n * PREFIX_SHARE) - 1
         assert r.get(start + mid) == rows[start + mid]
-        assert r._prefixes.get(3) is prefix and prefix.produced > first
+        assert r._store.cached_prefix(3) is prefix and prefix.produced > first
         assert r.get(start + n - 1) == rows[start + n - 1]
-        assert 3 not in r._prefixes and 3 in r._cache
+        assert r._store.cached_prefix(3) is None and r._store.is_cached(3)
 
 
 def test_java_written_file(fixture_path):
@@ -417,8 +417,8 @@ def test_corrupt_frame_names_the_block(rows_file, tmp_path):
     path, _, _ = rows_file
     data = bytearray(path.read_bytes())
     with RowFileReader(path, SCHEMA) as r:
-        offset, size, _, _ = r._blocks[2]
-        start = r._starts_list[2]
+        offset, size = r._table.frame(2)
+        start = r._table.start(2)
     for k in range(8, 40):
         data[offset + k] ^= 0x5A
     bad = tmp_path / "bad.row"
@@ -438,8 +438,8 @@ def test_lookup_in_a_frame_of_damaged_structure_raises(rows_file, tmp_path):
     path, _, _ = rows_file
     good = path.read_bytes()
     with RowFileReader(path, SCHEMA) as r:
-        offset, size, usize, _ = r._blocks[2]
-        start = r._starts_list[2]
+        (offset, size), usize = r._table.frame(2), r._table.usize(2)
+        start = r._table.start(2)
     frame = good[offset:offset + size]
     at, _, literals_size = _first_block(frame)
     checked = 0
@@ -465,7 +465,7 @@ def test_off_by_default(rows_file):
     with RowFileReader(path, SCHEMA) as r:
         assert not r.prefix_lookups
         assert r.get(3) == rows[3]
-        assert 0 not in r._prefixes and 0 in r._cache
+        assert r._store.cached_prefix(0) is None and r._store.is_cached(0)
 
 
 def test_bytesio_source(rows_file):
@@ -504,7 +504,8 @@ def check_walk(path, s, rows, stops=(0.0, 0.5)):
     data = path.read_bytes()
     dec = decoder_for(s)
     with RowFileReader(path, s) as r:
-        for off, size, usize, n in r._blocks:
+        for (off, size), usize, n in ((r._table.frame(b), r._table.usize(b), r._table.rows(b))
+                                      for b in range(r.num_blocks)):
             frame = data[off:off + size]
             want = offsets_of(zstandard.ZstdDecompressor().decompress(frame, max_output_size=usize))
             p = PrefixBlock(frame, usize, n)
@@ -783,6 +784,7 @@ def _raw_block(s, rows) -> bytes:
             path = write(pathlib.Path(d), s, rows)
             data = path.read_bytes()
             with RowFileReader(path, s) as r:
-                (off, size, usize, _), = r._blocks
+                ((off, size), usize), = [(r._table.frame(0), r._table.usize(0))]
+                assert r.num_blocks == 1
             _RAW[key] = zstandard.ZstdDecompressor().decompress(data[off:off + size], max_output_size=usize)
     return _RAW[key]

@@ -53,9 +53,9 @@ def test_scattered_takes_equal_the_reference(every_type, options):
                 assert got.equals(want), (options, columns)
         if options.get("cache_bytes", 1):
             # the blocks decompressed whole are cached: the same batch again decompresses none
-            misses = r._cache.misses
+            misses = r._store.cache.misses
             r.take(rows)
-            assert r._cache.misses == misses or options.get("prefix_lookups")
+            assert r._store.cache.misses == misses or options.get("prefix_lookups")
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +84,7 @@ def test_a_damaged_block_is_reported_with_the_file_and_block(ints, tmp_path):
     path, s, _ = ints
     data = bytearray(path.read_bytes())
     with RowFileReader(path, s) as r:
-        offset, size, _, _ = r._blocks[5]
+        offset, size = r._table.frame(5)
         first = int(r.block_index.row_starts[5])
     data[offset + size // 2: offset + size // 2 + 64] = b"\xff" * 64
     bad = tmp_path / "bad.row"
@@ -124,8 +124,8 @@ def test_touched_blocks_decompress_prefixes_only_with_prefix_lookups(ints):
             got = r.touched_blocks(blocks, np.full(r.num_blocks, 2))
             counts = [len(b) for b in np.split(np.arange(r.num_rows), rows[1:])]
             assert [b.num_rows for b in got] == ([3] * r.num_blocks if prefix else counts)
-            assert (r._cache.nbytes > 0) != prefix     # only whole blocks are cached
-            dec = r._decoder(None)
+            assert (r._store.cache.nbytes > 0) != prefix     # only whole blocks are cached
+            dec = r._store.decoder(None)
             for b, block in enumerate(got):
                 assert dec.decode_row(block, 2) == tuple(table.slice(int(rows[b]) + 2, 1)
                                                          .to_pylist()[0].values())
@@ -148,7 +148,7 @@ def _whole(reader, frames, usizes, rows):
     """BlockPrefixes' whole-block decompression (last -1) of ``frames``."""
     job = _rowcodec.BlockPrefixes(list(frames), np.array(usizes, np.int64),
                                   np.array(rows, np.int64), np.full(len(frames), -1, np.int64))
-    job.run(reader._decoder(None))
+    job.run(reader._store.decoder(None))
     return job.blocks()
 
 
@@ -167,7 +167,7 @@ def test_whole_blocks_in_c_give_libzstds_bytes_or_nothing(block_size, tmp_path):
         w.write_rows([(i, rng.choice(["", "ab" * rng.randint(0, 30), None])) for i in range(30000)])
     data = path.read_bytes()
     r = RowFileReader(path, s)
-    meta = r._blocks[:6]
+    meta = [(*r._table.frame(b), r._table.usize(b), r._table.rows(b)) for b in range(6)]
     dctx = zstandard.ZstdDecompressor()
     frames, sizes, rows, want = [], [], [], []
     for offset, size, usize, n in meta:
@@ -212,7 +212,7 @@ def test_a_file_truncated_under_an_open_reader_names_the_block(ints, tmp_path, c
     short.write_bytes(path.read_bytes())
     for threads in (1, 2):
         with RowFileReader(short, s, threads=threads, cache_bytes=0) as r:
-            offset, size, _, _ = r._blocks[5]
+            offset, size = r._table.frame(5)
             starts = r.block_index.row_starts
             rows = list(range(0, int(starts[5]), 3)) + [int(starts[5]) + 1]
             assert r.take(rows).equals(table.take(pa.array(rows, pa.int64())))

@@ -379,7 +379,7 @@ def test_take_in_this_thread_or_on_the_pool(tmp_path):
             for columns in (None, ["b"]):
                 want = table.take(rows) if columns is None else table.select(columns).take(rows)
                 assert r.take(rows, columns=columns).equals(want)
-            assert (r._cache.nbytes > 0) == cached, (len(rows), cached)
+            assert (r._store.cache.nbytes > 0) == cached, (len(rows), cached)
         # once its blocks are cached, a take over many blocks is small work too
         rows = rng.integers(0, n, 300)
         for b in range(r.num_blocks):

@@ -116,7 +116,7 @@ def test_shared_reader_matches_one_thread(data, cache_bytes, threads):
 
         _run_threads(worker)
         assert not failures, failures[:5]
-        cache = shared._cache
+        cache = shared._store.cache
         assert cache.nbytes <= max(cache.budget, 0)
         if cache_bytes:
             assert cache.hits + cache.misses > 0
