@@ -17,7 +17,13 @@ are patched:
   its ``.row`` sidecar) runs pypaimon's with the table's ``file.block-size``
   in a context variable, which the two writers above use as their block
   size: pypaimon's ``write_row`` passes none, so stock pypaimon always cuts
-  64 KiB blocks, where Paimon Java cuts blocks of the table's option.
+  64 KiB blocks, where Paimon Java cuts blocks of the table's option. For a
+  ``.row`` data file it also puts a :class:`StatsSink` in a context
+  variable: the first file written in the call (the data file; a sidecar
+  comes after it) collects the value statistics of the table's options
+  while it is encoded (:mod:`._stats`), and they replace the ones pypaimon
+  put in the file's ``DataFileMeta`` (none, unless ``metadata.stats-mode``
+  is exactly ``full``, and then untruncated).
 
 Either way the file's bytes are what RowFileWriter writes for the rows: Paimon
 Java's layout, block cuts and ZSTD frames. The file schema is the ``fields`` given, or,
@@ -29,14 +35,14 @@ import importlib
 import os
 import tempfile
 from contextvars import ContextVar
-from typing import Any, List, Optional
+from typing import Any, List, Mapping, Optional
 
 import pyarrow as pa
 
 from ..errors import TableOptionError
 from ..io.local import copy_into, remove_tree
 from ..row.writer import DEFAULT_BLOCK_SIZE, RowFileWriter
-from . import _field_types
+from . import _field_types, _stats
 
 COPY_CHUNK = 1 << 20
 BLOCK_SIZE_OPTION = "file.block-size"
@@ -72,19 +78,113 @@ def _bad_block_size(raw: Any, what: str) -> str:
             f"e.g. '8kb', '64 kb', '1mb' or '65536'")
 
 
+class StatsSink:
+    """The value statistics of the ``.row`` data file one
+    ``_write_data_to_file`` call writes, for its table's options: taken by
+    the first file written in the call (the data file), kept for the call
+    to store in the file's ``DataFileMeta``."""
+
+    def __init__(self, options: Mapping[str, str], primary_key: bool):
+        _stats.check_options(options)
+        self.options = options
+        self.primary_key = primary_key
+        self.dense = _stats.dense_store(options)
+        self.taken = False
+        self.stats: Optional[_stats.FileStats] = None
+        self.fields: list = []          # pypaimon DataFields of the kept columns
+
+    def _value_columns(self, names: List[str]) -> list[int]:
+        # a primary-key file is [_KEY_<pk>..., _SEQUENCE_NUMBER, _VALUE_KIND,
+        # values...]: its value statistics are the values' (the key stats
+        # stay pypaimon's)
+        if not self.primary_key:
+            return list(range(len(names)))
+        return [i for i, n in enumerate(names)
+                if not n.startswith(_stats.KEY_PREFIX) and n not in ("_SEQUENCE_NUMBER",
+                                                                     "_VALUE_KIND")]
+
+    def take(self, fields: List[Any]) -> Optional["_FileStatsPlan"]:
+        """The plan of the first file written in the call, None for the rest."""
+        if self.taken:
+            return None
+        self.taken = True
+        names = [f.name for f in fields]
+        columns = self._value_columns(names)
+        modes = _stats.column_modes(self.options, [names[i] for i in columns],
+                                    level0=self.primary_key)
+        return _FileStatsPlan(self, fields, columns, modes)
+
+
+class _FileStatsPlan:
+    """One file's statistics: the encoder's modes, then what they became."""
+
+    def __init__(self, sink: StatsSink, fields: List[Any], columns: list[int], modes: list):
+        self.sink, self.fields, self.columns, self.modes = sink, fields, columns, modes
+
+    def encoder_modes(self) -> Optional[list[str]]:
+        """RowFileWriter's ``stats``; None when no column has any (no cost)."""
+        out = ["none"] * len(self.fields)
+        for i, mode in zip(self.columns, self.modes):
+            out[i] = ("none", "counts", "min-max")[mode.encode]
+        return out if any(m != "none" for m in out) else None
+
+    def record(self, schema, raw: Optional[list]) -> None:
+        raw = raw if raw is not None else [None] * len(schema.fields)
+        types = [schema.fields[i].type for i in self.columns]
+        names = [schema.fields[i].name for i in self.columns]
+        stats = _stats.file_stats(types, names, self.modes, [raw[i] for i in self.columns],
+                                  self.sink.dense)
+        self.sink.stats = stats
+        self.sink.fields = [self.fields[self.columns[k]] for k in stats.kept]
+
+
+_stats_sink: ContextVar[Optional[StatsSink]] = ContextVar("rowformat_paimon_stats",
+                                                          default=None)
+
+
+def _table_options(options: Any) -> Mapping[str, str]:
+    return getattr(getattr(options, "options", None), "data", None) or {}
+
+
+def _store_stats(meta: Any, sink: StatsSink) -> None:
+    """Puts ``sink``'s statistics in pypaimon's ``DataFileMeta`` ``meta``."""
+    from pypaimon.manifest.schema.simple_stats import SimpleStats
+    from pypaimon.table.row.binary_row import BinaryRow
+    stats = sink.stats
+    assert stats is not None
+    meta.value_stats = SimpleStats(BinaryRow(stats.min_values, sink.fields),
+                                   BinaryRow(stats.max_values, sink.fields),
+                                   stats.null_counts)
+    meta.value_stats_cols = stats.columns
+
+
 def make_write_data_to_file(stock: Any) -> Any:
     """``DataWriter._write_data_to_file``: pypaimon's, with the table's
     ``.row`` block size in effect for the files it writes (checked only when
-    it writes a ``.row`` data file or sidecar, before any file is written)."""
+    it writes a ``.row`` data file or sidecar, before any file is written)
+    and, for a ``.row`` data file, the value statistics of the table's
+    options in its ``DataFileMeta`` (:class:`StatsSink`)."""
 
     def _write_data_to_file(self, data):
         if self.file_format != "row" and not self._should_write_row_sidecar():
             return stock(self, data)
         token = _block_size.set(table_block_size(self.options))
+        sink = None
+        if self.file_format == "row":
+            try:
+                sink = StatsSink(_table_options(self.options), self.table.is_primary_key_table)
+            except BaseException:
+                _block_size.reset(token)
+                raise
+        stoken = _stats_sink.set(sink)
+        before = len(self.committed_files)
         try:
-            return stock(self, data)
+            stock(self, data)
         finally:
+            _stats_sink.reset(stoken)
             _block_size.reset(token)
+        if sink is not None and sink.stats is not None and len(self.committed_files) > before:
+            _store_stats(self.committed_files[-1], sink)
 
     _write_data_to_file.__qualname__ = "DataWriter._write_data_to_file"
     return _write_data_to_file
@@ -103,14 +203,24 @@ def _as_table(data) -> pa.Table:
     return data
 
 
+def _stats_plan(fields: List[Any]) -> Optional[_FileStatsPlan]:
+    """The statistics plan of a file written now (None outside a data file's write)."""
+    sink = _stats_sink.get()
+    return sink.take(fields) if sink is not None else None
+
+
 def write_file(path: str, data, fields: Optional[List[Any]], zstd_level: int,
                block_size: int = DEFAULT_BLOCK_SIZE) -> None:
     """Writes ``data``'s columns named by ``fields`` as a ``.row`` file at the local ``path``."""
     data = _as_table(data)
     fields = _file_fields(data, fields)
     schema = _field_types.row_type(fields)
-    with RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level) as w:
+    plan = _stats_plan(fields)
+    with RowFileWriter(path, schema, block_size=block_size, zstd_level=zstd_level,
+                       stats=plan.encoder_modes() if plan is not None else None) as w:
         w.write(data.select([f.name for f in fields]))
+    if plan is not None:
+        plan.record(schema, w.statistics())
 
 
 def local_write_row(self, path: str, data, fields=None, zstd_level: int = 1, **kwargs):
@@ -152,9 +262,11 @@ class StreamRowWriter:
         self._zstd_level = int(zstd_level)
         self._dir = tempfile.mkdtemp(prefix="rowformat-paimon-")
         self._path = os.path.join(self._dir, "data.row")
+        self._schema = _field_types.row_type(self._fields)
+        self._stats = _stats_plan(self._fields)
         self._writer: Optional[RowFileWriter] = RowFileWriter(
-            self._path, _field_types.row_type(self._fields), block_size=self._block_size,
-            zstd_level=self._zstd_level)
+            self._path, self._schema, block_size=self._block_size, zstd_level=self._zstd_level,
+            stats=self._stats.encoder_modes() if self._stats is not None else None)
 
     def write_table(self, data) -> None:
         assert self._writer is not None, "closed"
@@ -173,6 +285,8 @@ class StreamRowWriter:
             writer.close()
             copy_into(self._path, self._out, COPY_CHUNK)
             self._out.flush()
+            if self._stats is not None:
+                self._stats.record(self._schema, writer.statistics())
         finally:
             remove_tree(self._dir)
 

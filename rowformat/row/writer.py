@@ -61,6 +61,19 @@ def _tuples_to_dicts(v, t: pa.DataType):
     return v
 
 
+_STATS_MODES = {"none": 0, "counts": 1, "min-max": 2}
+
+
+def _stats_modes(stats: Sequence[str] | None, schema: RowType) -> list[int] | None:
+    if stats is None:
+        return None
+    stats = list(stats)
+    if len(stats) != len(schema.fields) or any(m not in _STATS_MODES for m in stats):
+        raise ValueError(f"stats must give one of {sorted(_STATS_MODES)} for each of the "
+                         f"{len(schema.fields)} fields {schema.names}, got {stats!r}")
+    return [_STATS_MODES[m] for m in stats]
+
+
 class RowFileWriter(AtomicWriter):
     """Writes rows to a new ``.row`` file at ``path``.
 
@@ -78,17 +91,25 @@ class RowFileWriter(AtomicWriter):
     (a ``pyarrow.fs.FileSystem`` or fsspec filesystem) and
     ``storage_options`` (its settings, e.g. ``{"endpoint_override": ...,
     "access_key": ...}``) choose the store: docs/row-files.md, "Object stores".
+
+    ``stats`` asks for column statistics, collected in C while encoding:
+    one entry per top-level field, ``"none"``, ``"counts"`` (its null
+    count) or ``"min-max"`` (null count, least and greatest value in
+    Paimon's order; a nested, VARIANT or BLOB field gets its null count
+    only). :meth:`statistics` returns them (rowformat.paimon stores them in
+    the table's manifest as Paimon's value statistics).
     """
 
     def __init__(self, path, schema, *, block_size: int = DEFAULT_BLOCK_SIZE, zstd_level: int = 1,
                  threads: int | None = None, durable: bool = False, filesystem=None,
-                 storage_options: dict | None = None):
+                 storage_options: dict | None = None, stats: Sequence[str] | None = None):
         self.schema: RowType = as_row_type(schema)
         self.arrow_schema: pa.Schema = to_arrow_schema(self.schema)
         self.path = os.fspath(path)
         self.block_size = int(block_size)
         self.zstd_level = int(zstd_level)
-        self._encoder = _rowcodec.BlockEncoder(self.schema, self.block_size)
+        self._encoder = _rowcodec.BlockEncoder(self.schema, self.block_size,
+                                               _stats_modes(stats, self.schema))
         self.threads = max(1, threads if threads is not None else (os.cpu_count() or 1))
         # The calling thread encodes and is one of the `threads` compressors:
         # a pool of threads - 1 more, so that no more threads are busy than
@@ -118,6 +139,19 @@ class RowFileWriter(AtomicWriter):
     @property
     def num_rows(self) -> int:
         return self._rows
+
+    def statistics(self) -> list | None:
+        """The statistics asked for by ``stats`` of every row written so far:
+        per top-level field None ("none") or ``(null count, min, max)``, min
+        and max None without a non-null value or under "counts", else
+        Paimon's internal value (BinaryRow's): an int for integers, BOOLEAN
+        (0/1), DATE (days), TIME (millis), DECIMAL(p <= 18) (unscaled) and
+        TIMESTAMP(p <= 3) (epoch millis); the raw bits of a FLOAT or DOUBLE
+        (NaN is the greatest, -0.0 below 0.0, as Java orders them); bytes
+        for strings (UTF-8), binaries and DECIMAL(p > 18) (minimal
+        big-endian unscaled); ``(epoch millis, nano of milli)`` for
+        TIMESTAMP(p > 3). None when no ``stats`` were asked."""
+        return self._encoder.statistics()
 
     def write(self, data) -> None:
         """Writes a pyarrow Table, RecordBatch or RecordBatchReader, or any

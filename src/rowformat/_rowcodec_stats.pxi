@@ -14,108 +14,52 @@ cdef enum:
     ST_MINMAX = 2   # the null count, least and greatest
 
 
+cdef extern from "rf_stats.h" nogil:
+    ctypedef struct rf_minmax:
+        int has
+        int64_t nulls
+        int64_t lo
+        int64_t hi
+    void rf_minmax_i8(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                      int64_t start, int64_t stop)
+    void rf_minmax_i16(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                       int64_t start, int64_t stop)
+    void rf_minmax_i32(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                       int64_t start, int64_t stop)
+    void rf_minmax_i64(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                       int64_t start, int64_t stop)
+    void rf_minmax_dec64(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                         int64_t start, int64_t stop)
+    void rf_minmax_f32(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                       int64_t start, int64_t stop)
+    void rf_minmax_f64(rf_minmax *s, const void *data, const uint8_t *valid, int64_t off,
+                       int64_t start, int64_t stop)
+    void rf_minmax_bool(rf_minmax *s, const uint8_t *bits, const uint8_t *valid, int64_t off,
+                        int64_t start, int64_t stop)
+    int64_t rf_first_nan(const void *data, int wide, const uint8_t *valid, int64_t off,
+                         int64_t start, int64_t stop, int *found)
+    void rf_minmax_bytes(int *has, int64_t *nulls, const uint8_t *data, const int32_t *offs,
+                         const uint8_t *valid, int64_t off, int64_t start, int64_t stop,
+                         const uint8_t **pmin, int64_t *lmin, const uint8_t **pmax,
+                         int64_t *lmax, int *min_moved, int *max_moved)
+    int64_t RF_F64_NAN_KEY
+    int64_t RF_F32_NAN_KEY
+
+
 ctypedef struct ColStats:
     int mode
-    int has             # a non-null value was seen
-    int64_t nulls
-    int64_t imin        # integers, raw FLOAT/DOUBLE bits, DECIMAL(p <= 18),
-    int64_t imax        # TIME millis, timestamps in their Arrow unit
-    int64_t kmin        # FLOAT/DOUBLE: Java's total-order keys of imin/imax
-    int64_t kmax
+    rf_minmax mm        # null count; integers (TIME and TIMESTAMP(p > 3) in their
+                        # Arrow unit), FLOAT/DOUBLE as Java's order keys
+    int nan_found       # FLOAT/DOUBLE: the first NaN's raw bits (Java keeps its payload)
+    int64_t nan_bits
     rf_i128 dmin        # DECIMAL(p > 18)
     rf_i128 dmax
-    const uint8_t *pmin # STRING/BINARY: the least and greatest so far, in the
-    const uint8_t *pmax # batch's buffers until stats_keep copies them to bmin/bmax
+    const uint8_t *pmin # STRING/BINARY: the least and greatest so far (in bmin/bmax:
+    const uint8_t *pmax # each batch's are copied there before the batch goes)
     int64_t lmin
     int64_t lmax
-    int bmin_own        # pmin points into bmin (else into the batch)
-    int bmax_own
     Buf bmin
     Buf bmax
-
-
-cdef inline int64_t f64_key(int64_t bits) noexcept nogil:
-    """A key whose signed order is Double.compare's: NaNs made Java's one
-    canonical NaN (the greatest), -0.0 below 0.0."""
-    if (bits & 0x7ff0000000000000LL) == 0x7ff0000000000000LL and (bits & 0x000fffffffffffffLL):
-        bits = 0x7ff8000000000000LL
-    return bits ^ ((bits >> 63) & 0x7fffffffffffffffLL)
-
-
-cdef inline int64_t f32_key(int32_t bits) noexcept nogil:
-    """f64_key for Float.compare."""
-    if (bits & 0x7f800000) == 0x7f800000 and (bits & 0x007fffff):
-        bits = 0x7fc00000
-    return <int64_t> (bits ^ ((bits >> 31) & 0x7fffffff))
-
-
-cdef inline int bytes_cmp(const uint8_t *a, int64_t la, const uint8_t *b, int64_t lb) noexcept nogil:
-    """Unsigned lexicographic order (BinaryString.compareTo, SortUtil.compareBinary)."""
-    cdef int64_t n = la if la < lb else lb
-    cdef int r = 0
-    if n > 0:
-        r = memcmp(a, b, <size_t> n)
-    if r:
-        return r
-    return (la > lb) - (la < lb)
-
-
-cdef inline int64_t int_at(const Node *c, int64_t p) noexcept nogil:
-    """The integer a fixed-width value at physical index p stands for."""
-    if c.kind == K_I64:
-        return rf_ld_i64(c.data + 8 * p)
-    if c.kind == K_I32:
-        return rf_ld_i32(c.data + 4 * p)
-    if c.kind == K_I16:
-        return rf_ld_i16(c.data + 2 * p)
-    if c.kind == K_I8:
-        return <int8_t> c.data[p]
-    if c.kind == K_BOOL:
-        return (c.data[p >> 3] >> (p & 7)) & 1
-    if c.kind == K_DEC64:
-        return <int64_t> rf_ld_i128(c.data + 16 * p)
-    if c.kind == K_TIME:
-        return rf_floordiv(rf_ld_i64(c.data + 8 * p), c.upm)
-    return rf_ld_i64(c.data + 8 * p)        # K_TS_NANO: Arrow units
-
-
-cdef void stats_ints(const Node *c, ColStats *s, int64_t start, int64_t stop) noexcept nogil:
-    cdef int64_t j, v
-    for j in range(start, stop):
-        if not is_valid(c, j):
-            s.nulls += 1
-            continue
-        v = int_at(c, c.off + j)
-        if not s.has:
-            s.imin = s.imax = v
-            s.has = 1
-        elif v < s.imin:
-            s.imin = v
-        elif v > s.imax:
-            s.imax = v
-
-
-cdef void stats_floats(const Node *c, ColStats *s, int64_t start, int64_t stop) noexcept nogil:
-    cdef int64_t j, p, bits, k
-    for j in range(start, stop):
-        if not is_valid(c, j):
-            s.nulls += 1
-            continue
-        p = c.off + j
-        if c.kind == K_F64:
-            bits = rf_ld_i64(c.data + 8 * p)
-            k = f64_key(bits)
-        else:
-            bits = <int64_t> <uint32_t> rf_ld_i32(c.data + 4 * p)
-            k = f32_key(<int32_t> bits)
-        if not s.has:
-            s.imin = s.imax = bits
-            s.kmin = s.kmax = k
-            s.has = 1
-        elif k < s.kmin:
-            s.imin, s.kmin = bits, k
-        elif k > s.kmax:
-            s.imax, s.kmax = bits, k
 
 
 cdef void stats_decimals(const Node *c, ColStats *s, int64_t start, int64_t stop) noexcept nogil:
@@ -123,37 +67,16 @@ cdef void stats_decimals(const Node *c, ColStats *s, int64_t start, int64_t stop
     cdef rf_i128 v
     for j in range(start, stop):
         if not is_valid(c, j):
-            s.nulls += 1
+            s.mm.nulls += 1
             continue
         v = rf_ld_i128(c.data + 16 * (c.off + j))
-        if not s.has:
+        if not s.mm.has:
             s.dmin = s.dmax = v
-            s.has = 1
+            s.mm.has = 1
         elif v < s.dmin:
             s.dmin = v
         elif v > s.dmax:
             s.dmax = v
-
-
-cdef void stats_bytes(const Node *c, ColStats *s, int64_t start, int64_t stop) noexcept nogil:
-    cdef int64_t j, p, n
-    cdef const uint8_t *v
-    for j in range(start, stop):
-        if not is_valid(c, j):
-            s.nulls += 1
-            continue
-        p = c.off + j
-        v = c.data + c.off32[p]
-        n = c.off32[p + 1] - c.off32[p]
-        if not s.has:
-            s.pmin = s.pmax = v
-            s.lmin = s.lmax = n
-            s.bmin_own = s.bmax_own = 0
-            s.has = 1
-        elif bytes_cmp(v, n, s.pmin, s.lmin) < 0:
-            s.pmin, s.lmin, s.bmin_own = v, n, 0
-        elif bytes_cmp(v, n, s.pmax, s.lmax) > 0:
-            s.pmax, s.lmax, s.bmax_own = v, n, 0
 
 
 cdef int64_t count_nulls(const Node *c, int64_t start, int64_t stop) noexcept nogil:
@@ -177,30 +100,61 @@ cdef int keep_bytes(Buf *b, const uint8_t *src, int64_t n) noexcept nogil:
 
 cdef int stats_collect(const Node *c, ColStats *s, int64_t start, int64_t stop) noexcept nogil:
     """Adds the logical rows [start, stop) of column c to s, then copies a
-    least or greatest string that is still in the batch's buffers (the batch
-    goes; the stats stay)."""
+    least or greatest string that is in the batch's buffers (the batch goes;
+    the stats stay)."""
+    cdef int min_moved = 0, max_moved = 0, found = 0
+    cdef int64_t bits
+    cdef int kind = c.kind
     if s.mode == ST_NONE:
         return 0
     if s.mode == ST_COUNTS:
-        s.nulls += count_nulls(c, start, stop)
+        s.mm.nulls += count_nulls(c, start, stop)
         return 0
-    if c.kind == K_STR or c.kind == K_BIN:
-        stats_bytes(c, s, start, stop)
-        if s.has and not s.bmin_own:
+    if kind == K_STR or kind == K_BIN:
+        rf_minmax_bytes(&s.mm.has, &s.mm.nulls, c.data, c.off32, c.valid, c.off, start, stop,
+                        &s.pmin, &s.lmin, &s.pmax, &s.lmax, &min_moved, &max_moved)
+        if min_moved:
             if keep_bytes(&s.bmin, s.pmin, s.lmin):
                 return E_OOM
-            s.pmin, s.bmin_own = s.bmin.data, 1
-        if s.has and not s.bmax_own:
+            s.pmin = s.bmin.data
+        if max_moved:
             if keep_bytes(&s.bmax, s.pmax, s.lmax):
                 return E_OOM
-            s.pmax, s.bmax_own = s.bmax.data, 1
-    elif c.kind == K_F32 or c.kind == K_F64:
-        stats_floats(c, s, start, stop)
-    elif c.kind == K_DEC128:
+            s.pmax = s.bmax.data
+    elif kind == K_F64 or kind == K_F32:
+        if kind == K_F64:
+            rf_minmax_f64(&s.mm, c.data, c.valid, c.off, start, stop)
+        else:
+            rf_minmax_f32(&s.mm, c.data, c.valid, c.off, start, stop)
+        if s.mm.has and not s.nan_found and s.mm.hi == (RF_F64_NAN_KEY if kind == K_F64
+                                                         else RF_F32_NAN_KEY):
+            # the first batch with a NaN: Java keeps the first NaN's bits
+            bits = rf_first_nan(c.data, kind == K_F64, c.valid, c.off, start, stop, &found)
+            s.nan_found, s.nan_bits = found, bits
+    elif kind == K_DEC128:
         stats_decimals(c, s, start, stop)
-    else:
-        stats_ints(c, s, start, stop)
+    elif kind == K_BOOL:
+        rf_minmax_bool(&s.mm, c.data, c.valid, c.off, start, stop)
+    elif kind == K_I8:
+        rf_minmax_i8(&s.mm, c.data, c.valid, c.off, start, stop)
+    elif kind == K_I16:
+        rf_minmax_i16(&s.mm, c.data, c.valid, c.off, start, stop)
+    elif kind == K_I32:
+        rf_minmax_i32(&s.mm, c.data, c.valid, c.off, start, stop)
+    elif kind == K_DEC64:
+        rf_minmax_dec64(&s.mm, c.data, c.valid, c.off, start, stop)
+    else:                               # BIGINT, TIME(p > 3), TIMESTAMP: int64 in Arrow
+        rf_minmax_i64(&s.mm, c.data, c.valid, c.off, start, stop)
     return 0
+
+
+cdef inline uint64_t float_bits(const ColStats *s, int64_t key, int wide) noexcept nogil:
+    """The raw bits of the FLOAT/DOUBLE whose order key is key."""
+    if key == (RF_F64_NAN_KEY if wide else RF_F32_NAN_KEY):
+        return <uint64_t> s.nan_bits
+    if wide:
+        return <uint64_t> (key ^ ((key >> 63) & 0x7fffffffffffffffLL))
+    return (<uint64_t> (key ^ ((key >> 31) & 0x7fffffff))) & 0xffffffffu
 
 
 cdef object stats_result(const Node *c, const ColStats *s):
@@ -215,25 +169,26 @@ cdef object stats_result(const Node *c, const ColStats *s):
     cdef int nb
     if s.mode == ST_NONE:
         return None
-    if s.mode == ST_COUNTS or not s.has:
-        return (s.nulls, None, None)
+    cdef int64_t lo = s.mm.lo, hi = s.mm.hi
+    if s.mode == ST_COUNTS or not s.mm.has:
+        return (s.mm.nulls, None, None)
     if c.kind == K_STR or c.kind == K_BIN:
-        return (s.nulls, PyBytes_FromStringAndSize(<const char *> s.pmin, s.lmin),
+        return (s.mm.nulls, PyBytes_FromStringAndSize(<const char *> s.pmin, s.lmin),
                 PyBytes_FromStringAndSize(<const char *> s.pmax, s.lmax))
     if c.kind == K_DEC128:
         nb = rf_i128_to_be_minimal(s.dmin, tmp)
-        lo = PyBytes_FromStringAndSize(<const char *> tmp, nb)
+        least = PyBytes_FromStringAndSize(<const char *> tmp, nb)
         nb = rf_i128_to_be_minimal(s.dmax, tmp)
-        return (s.nulls, lo, PyBytes_FromStringAndSize(<const char *> tmp, nb))
-    if c.kind == K_F64:
-        return (s.nulls, <uint64_t> s.imin, <uint64_t> s.imax)
-    if c.kind == K_F32:
-        return (s.nulls, s.imin & 0xffffffff, s.imax & 0xffffffff)
+        return (s.mm.nulls, least, PyBytes_FromStringAndSize(<const char *> tmp, nb))
+    if c.kind == K_F64 or c.kind == K_F32:
+        return (s.mm.nulls, float_bits(s, lo, c.kind == K_F64),
+                float_bits(s, hi, c.kind == K_F64))
+    if c.kind == K_TIME:
+        return (s.mm.nulls, rf_floordiv(lo, c.upm), rf_floordiv(hi, c.upm))
     if c.kind == K_TS_NANO:
-        return (s.nulls,
-                (rf_floordiv(s.imin, c.upm), rf_floormod(s.imin, c.upm) * c.npu),
-                (rf_floordiv(s.imax, c.upm), rf_floormod(s.imax, c.upm) * c.npu))
-    return (s.nulls, s.imin, s.imax)
+        return (s.mm.nulls, (rf_floordiv(lo, c.upm), rf_floormod(lo, c.upm) * c.npu),
+                (rf_floordiv(hi, c.upm), rf_floormod(hi, c.upm) * c.npu))
+    return (s.mm.nulls, lo, hi)
 
 
 cdef int stats_kind_orders(const Node *c) noexcept nogil:
