@@ -164,6 +164,11 @@ POINTS: tuple[Point, ...] = (
             "auto_detect_rank", "sharding_rank", "sharding_world_size"),),
           "._torch:make_to_torch", versions=frozenset({"2.1.0"}),
           what="keeps the readers of to_torch()'s map-style dataset across its batches"),
+    Point("pypaimon.read.reader.filter_record_batch_reader",
+          "FilterRecordBatchReader._filter_batch_by_row",
+          "pypaimon.read.reader.filter_record_batch_reader", (("self", "batch"),),
+          "._batch_filter:make_filter_batch_by_row", optional=True,
+          what="tests a split's rows against a predicate in Arrow compute, not row by row"),
     # pypaimon 2.1.0's read.native.enabled: .row and .blob files stay with
     # rowformat (pypaimon-rust 0.4.0 is slower, and wrong on primary-key
     # .row files of one-file buckets); optional, as releases without a
