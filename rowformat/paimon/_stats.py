@@ -39,7 +39,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from ..datatypes import DataType
+from ..datatypes import DataType, DecimalType, TimestampType
 from ..errors import TableOptionError
 
 STATS_MODE = "metadata.stats-mode"
@@ -218,9 +218,11 @@ def _utf8_prefix(value: bytes, n: int) -> bytes:
 # -- the stored form (SimpleStatsConverter, BinaryRowWriter) ----------------
 
 def _compact(t: DataType) -> bool:
-    if t.root == "DECIMAL":
+    """Whether a value of ``t`` fits its BinaryRow slot (Decimal.isCompact,
+    Timestamp.isCompact)."""
+    if isinstance(t, DecimalType):
         return t.precision <= 18
-    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+    if isinstance(t, TimestampType):
         return t.precision <= 3
     return True
 
