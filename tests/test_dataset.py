@@ -13,6 +13,7 @@ import pytest
 
 import rowformat
 from rowformat.dataset import BlockShuffleSampler, RowDataset
+from rowformat.errors import DatasetError
 from rowformat.row.reader import RowFileReader
 
 SCHEMA = "id BIGINT, s STRING, x DOUBLE, arr ARRAY<INT>"
@@ -268,3 +269,76 @@ def test_concurrent_first_takes_open_one_reader_per_file(files, monkeypatch):
     assert len(opened) == 1 and not opened[0].source._closed
     ds.close()
     assert opened[0].source._closed
+
+
+@pytest.fixture
+def many(tmp_path):
+    """12 files of 400 rows each (many small blocks), the same rows as one."""
+    paths, tables = [], []
+    for k in range(12):
+        p = str(tmp_path / f"m{k}.row")
+        tables.append(_file(p, 400 * k, 400))
+        paths.append(p)
+    return paths, pa.concat_tables(tables)
+
+
+@pytest.mark.parametrize("prefix_lookups", [False, True])
+def test_the_files_share_one_block_cache_budget(many, prefix_lookups):
+    """All the files' blocks (and prefixes) are in one cache of cache_bytes:
+    what a dataset of 12 files holds after random batches is within the one
+    budget, not 12 of them, and the rows are exact."""
+    paths, ref = many
+    budget = 12 << 10
+    ds = RowDataset(paths, schema=SCHEMA, cache_bytes=budget, prefix_lookups=prefix_lookups)
+    rng = np.random.default_rng(4)
+    held = 0
+    for _ in range(30):
+        idx = rng.integers(0, len(ds), 64)
+        assert ds.take(idx).to_pylist() == ref.take(pa.array(idx)).to_pylist()
+        assert ds._files.cache.nbytes <= budget
+        held = max(held, ds._files.cache.nbytes)
+    stores = ds._files._stores
+    assert len(stores) == 12 and {id(s.cache) for s in stores.values()} == {id(ds._files.cache)}
+    assert held > budget // 2          # the cache is used, not bypassed
+    ds.close()
+    assert ds._files.cache.nbytes == 0
+
+
+def test_a_batch_of_many_files_is_one_job_and_exact(many, monkeypatch):
+    """A batch's uncached blocks, whatever files they are in, are read and
+    decompressed as one job (BlockPrefixes over the files' descriptors): a
+    batch costs per touched block, not per file. Rows in the order asked,
+    duplicates and unsorted included, across files and blocks."""
+    from rowformat.row import block_store
+    paths, ref = many
+    ds = RowDataset(paths, schema=SCHEMA, cache_bytes=0)
+    parts = []
+    real = block_store._Part.__init__
+
+    def counted(self, *args):
+        parts.append(args[1])               # the stores of its blocks
+        real(self, *args)
+
+    monkeypatch.setattr(block_store._Part, "__init__", counted)
+    idx = [4799, 0, 401, 4799, 2000, 2001, 399, 400, 0, 3333]
+    assert ds.take(idx).column("id").to_pylist() == idx
+    assert ds.take(idx).to_pylist() == ref.take(pa.array(idx)).to_pylist()
+    assert len(parts) == 2 and sorted(set(parts[0].tolist())) == [0, 1, 5, 8, 11]   # one job
+    assert ds.take([]).num_rows == 0 and ds.take([]).schema == ref.schema
+    with pytest.raises(rowformat.RowIndexError, match=r"indices contains row 4800, outside \[0, 4800\)"):
+        ds.take([3, 4800])
+    with pytest.raises(rowformat.RowIndexError, match=r"row -4801"):
+        ds.take([-4801])
+
+
+def test_a_file_rewritten_with_other_blocks_is_refused(many, tmp_path):
+    """The dataset plans batches with the blocks its footers gave: a file
+    rewritten since with the same rows in other blocks is a DatasetError
+    naming it when it opens, not rows read from the wrong blocks."""
+    paths, ref = many
+    ds = RowDataset(paths, schema=SCHEMA)
+    with rowformat.RowFileWriter(paths[3], SCHEMA, block_size=4096) as w:
+        w.write(ref.slice(1200, 400))
+    assert ds.take([0]).column("id").to_pylist() == [0]
+    with pytest.raises(DatasetError, match=r"m3.row holds 400 rows in other blocks"):
+        ds.take([1201])

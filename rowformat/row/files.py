@@ -162,7 +162,8 @@ class FileSet:
             for f in files.tolist():
                 if f not in self._stores:
                     self.store(f)
-            return take(blocks, self._group, rows, positions, threads, schema.empty_table)
+            return take(blocks, self._group, rows, positions, threads,
+                        schema.empty_table).combine_chunks()
         finally:
             with self._lock:
                 self._active -= 1

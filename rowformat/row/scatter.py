@@ -21,10 +21,12 @@ from .block_store import BlockJob, BlockMeta, StoreGroup
 from .decode_pool import shared_pool
 from ..errors import RowDecodeError, RowMemoryError
 
-# A take holds at most this many declared block bytes at once, in rounds (a
-# training batch's 240 blocks of 64 KiB are 15 MiB: one round), besides
-# what the block cache keeps (its own budget): a 10k-row take of 64 KiB
-# blocks holds its result, 32 MiB and the cache, not its 600 MB of blocks
+# A take holds at most this many bytes besides its result and the block
+# cache (its own budget): its blocks as their index declares them, in rounds
+# (a training batch's 240 blocks of 64 KiB are 15 MiB: one round), and when
+# it takes rounds, the copy of its rows that puts them back in the order
+# asked (estimated from the blocks' bytes per row). A 10k-row take of 64 KiB
+# blocks holds its 1.5 MB result and 32 MiB, not its 600 MB of blocks.
 TAKE_BUDGET = 32 << 20
 
 
@@ -159,7 +161,7 @@ def take(files, group: StoreGroup, rows: np.ndarray, positions, threads: int,
     plan = Scatter(files, rows)
     if not len(rows):
         return empty()
-    rounds = _rounds(plan.meta.usizes)
+    rounds = _rounds(plan.meta.usizes, plan.meta.rows, plan.which)
     if rounds is None:
         return plan.decode(group, plan.fetch(group, threads), positions)
     parts, order = [], []
@@ -168,21 +170,23 @@ def take(files, group: StoreGroup, rows: np.ndarray, positions, threads: int,
         part = Scatter(files, rows[picked])
         parts.append(part.decode(group, part.fetch(group, threads), positions))
         order.append(picked)
-    return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order)))) \
-        .combine_chunks()
+    return pa.concat_tables(parts).take(pa.array(np.argsort(np.concatenate(order))))
 
 
-def _rounds(sizes: np.ndarray) -> list[np.ndarray] | None:
-    """None when blocks of declared ``sizes`` hold at most TAKE_BUDGET bytes
-    together, else the indexes of consecutive rounds that each do (one
-    block at least)."""
+def _rounds(sizes: np.ndarray, rows: np.ndarray, which: np.ndarray) -> list[np.ndarray] | None:
+    """None when blocks of declared ``sizes`` (and ``rows``) hold at most
+    TAKE_BUDGET bytes together, else the indexes of consecutive rounds that
+    each hold at most TAKE_BUDGET less the rows' copy (``which``: the block
+    of each row taken; one block a round at least)."""
     if int(sizes.sum()) <= TAKE_BUDGET:
         return None
+    copy = int((sizes // np.maximum(rows, 1))[which].sum())     # the rows' bytes, about
+    budget = max(TAKE_BUDGET - copy, TAKE_BUDGET // 2)
     ends = np.cumsum(sizes)
     rounds, start = [], 0
     while start < len(sizes):
         base = ends[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(ends, base + TAKE_BUDGET, side="right")))
+        stop = max(start + 1, int(np.searchsorted(ends, base + budget, side="right")))
         rounds.append(np.arange(start, stop))
         start = stop
     return rounds
