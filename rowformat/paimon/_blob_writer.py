@@ -321,7 +321,8 @@ class BlobWriter:
             # pypaimon records this null in its index directly, not through add_element
             self._open(fields[0]).write(None)
             return
-        super().write_value(col_data, fields, uri_reader_factory)  # type: ignore[misc]  # pypaimon's, next in the MRO
+        # pypaimon's BlobFormatWriter, after this class in the subclass's MRO
+        super().write_value(col_data, fields, uri_reader_factory)  # type: ignore[misc]
 
     def close(self) -> None:
         if self._closed:
