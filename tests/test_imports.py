@@ -67,3 +67,13 @@ def test_the_row_codecs_old_import_paths_still_work():
     from rowformat.reader import RowFileReader
     from rowformat.verify import verify
     assert RowFileReader is rowformat.RowFileReader and verify is rowformat.verify
+
+
+def test_spark_and_the_cli_reach_paimon_only_through_tables():
+    """Paimon knowledge lives behind rowformat.paimon.tables: neither the
+    Spark source nor the CLI imports a private rowformat.paimon._ module."""
+    graph = import_graph(PACKAGE)
+    private = {m: sorted(t for t in targets if t.startswith("rowformat.paimon._"))
+               for m, targets in graph.items()
+               if m.startswith(("rowformat.spark", "rowformat.cli"))}
+    assert {m: t for m, t in private.items() if t} == {}

@@ -54,9 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
     after.add_argument("-o", "--option", metavar="KEY=VALUE", action="append", default=[],
                        help="a storage setting for URLs (s3://...): a Paimon catalog option "
                             "(s3.endpoint, s3.access-key, s3.secret-key, s3.region, "
-                            "s3.path-style-access) or a pyarrow S3FileSystem argument; "
-                            "repeatable; default: the AWS_* environment")
+                            "s3.path.style.access; fs.s3a.* spellings too) or a pyarrow "
+                            "S3FileSystem argument; repeatable; over the AWS_* environment")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add_snapshot_argument(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--snapshot", type=int, metavar="N",
+                       help="for a Paimon table directory: its snapshot N (default the latest)")
 
     p = sub.add_parser("inspect", parents=[after], help="footer, blocks, sizes and compression of a .row file; "
                                       "the data files of a Paimon table directory")
@@ -64,16 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--blocks", action="store_true", help="also list every block")
     add_schema_argument(p, " (optional: shown when given)")
-    p.add_argument("--snapshot", type=int, metavar="N",
-                   help="for a Paimon table directory: its snapshot N (default the latest)")
+    add_snapshot_argument(p)
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("verify", parents=[after], help="check every block and row; exit 1 on any problem")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
     add_schema_argument(p, _FOR_ROW_FILES)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--snapshot", type=int, metavar="N",
-                   help="for a Paimon table directory: its snapshot N (default the latest)")
+    add_snapshot_argument(p)
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("head", parents=[after], help="the first rows")
@@ -82,8 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_schema_argument(p, _FOR_ROW_FILES)
     add_row_output_arguments(p, "table")
     p.set_defaults(func=cmd_head)
-    p.add_argument("--snapshot", type=int, metavar="N",
-                   help="for a Paimon table directory: its snapshot N (default the latest)")
+    add_snapshot_argument(p)
 
     p = sub.add_parser("cat", parents=[after], help="rows, as JSON lines (default), CSV or a table")
     p.add_argument("file", help="a .row file or (not for take) a Paimon table directory")
@@ -91,8 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a row range: A:B, A:, :B (negatives count from the end) or one row N")
     add_schema_argument(p, _FOR_ROW_FILES)
     add_row_output_arguments(p, "jsonl")
-    p.add_argument("--snapshot", type=int, metavar="N",
-                   help="for a Paimon table directory: its snapshot N (default the latest)")
+    add_snapshot_argument(p)
     p.set_defaults(func=cmd_cat)
 
     p = sub.add_parser("take", parents=[after], help="the rows numbered N..., in the order given")

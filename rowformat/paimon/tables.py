@@ -57,6 +57,7 @@ from ._expire import Expired, ExternalFileWarning, expire
 from ._metadata import check_name, reading
 from ._orphans import Orphans, remove_orphans
 from ._writer import table_block_size
+from ._blob_writer import ROOTS_OPTION as BLOB_REFERENCE_ROOTS  # noqa: F401 (the Spark writer's)
 
 SCHEMA_DIR = "schema"
 ROW_ID = "_ROW_ID"
@@ -91,6 +92,15 @@ def catalog_options(path: str, storage_options: dict | None = None) -> dict:
     if urls.is_s3(path):
         opts = settings.with_environment(opts)
     return {k: str(v) for k, v in opts.items()}
+
+
+def file_io(path: str, storage_options: dict | None = None) -> Any:
+    """pypaimon's FileIO for the table at ``path``, opened with
+    :func:`catalog_options`; ValueError or ImportError when pypaimon has no
+    file system for its scheme."""
+    from pypaimon.common.file_io import FileIO
+    from pypaimon.common.options.options import Options
+    return FileIO.get(path, Options(catalog_options(path, storage_options)))
 
 
 def _names(directory: str, storage_options: dict | None = None) -> list[str]:

@@ -20,7 +20,6 @@ from pyspark.sql.types import LongType, StructField, StructType
 from .. import RowFileReader
 from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
-from ..paimon._blob_writer import ROOTS_OPTION
 from ..paimon import tables as tb
 from ..io.local import directories, remove_empty_directories
 from ..io.urls import is_url, local_path_of
@@ -64,10 +63,8 @@ def check_file_io(path: str, storage_options: dict) -> None:
     scheme (a table needs one: pypaimon plans, writes and commits)."""
     if not scheme_of(path):
         return
-    from pypaimon.common.file_io import FileIO
-    from pypaimon.common.options import Options
     try:
-        FileIO.get(path, Options(tb.catalog_options(path, storage_options)))
+        tb.file_io(path, storage_options)
     except (ValueError, ImportError) as e:
         raise DatasetError(f"{FORMAT_NAME}: cannot open a Paimon table at {path}: pypaimon "
                            f"has no file system for {scheme_of(path)}:// paths ({e})"
@@ -376,7 +373,7 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         settle_worker()
         table = self._open()
         if self.reference_roots:
-            table = table.copy({ROOTS_OPTION: self.reference_roots})
+            table = table.copy({tb.BLOB_REFERENCE_ROOTS: self.reference_roots})
         return TableMessage(tb.write_batches(table, iterator, self.overwrite))
 
     def commit(self, messages):

@@ -287,7 +287,7 @@ def test_session_s3a_settings_and_the_driver_environment(spark, lake, table, mon
         for k in conf:
             spark.conf.unset(k)
     want = {"s3.endpoint": f"http://{host}", "s3.access-key": "testing",
-            "s3.secret-key": "testing", "s3.path-style-access": "true", "s3.region": "us-east-1"}
+            "s3.secret-key": "testing", "s3.path.style.access": "true", "s3.region": "us-east-1"}
     assert cls.storage_conf == want
     assert scan(pickle.loads(cloudpickle.dumps(cls))) == want     # sent by value
     for k, v in lake.server.env().items():
