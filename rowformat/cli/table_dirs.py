@@ -47,7 +47,7 @@ def is_table_dir(args) -> bool:
     from ..io import urls
     from ..paimon.tables import is_table
     path = args.file
-    if urls.is_url(path) and urls.local_path_of(path) is None:
+    if urls.local(path) is None:
         if path.rstrip("/").endswith((".row", ".blob")):
             return False
         try:

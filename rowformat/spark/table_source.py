@@ -22,7 +22,7 @@ from ..arrow_cast import cast_batch
 from ..errors import DatasetError, SchemaError
 from ..paimon import tables as tb
 from ..io.local import directories, remove_empty_directories
-from ..io.urls import is_url, local_path_of
+from ..io.urls import local
 from ..datatypes import DataField, RowType
 from . import FORMAT_NAME
 from .options import (
@@ -401,22 +401,22 @@ class TableWriter(Shipped, DataSourceArrowWriter):
         """Removes the empty directories (locally) that this write created
         and the aborted tasks left, deepest first: never one that was there
         before the write (the user's own), nor the table's schema/."""
-        local = local_path_of(self.path) if is_url(self.path) else self.path
-        if not local or self.existing_dirs is None or not os.path.isdir(local):
+        here = local(self.path)
+        if not here or self.existing_dirs is None or not os.path.isdir(here):
             return
         # only empty ones: a concurrent writer's files keep theirs (one that
         # made a directory and has not yet opened its file there sees its task
         # fail and retried: no commit is lost)
-        remove_empty_directories(local, self.existing_dirs | {".", tb.SCHEMA_DIR})
+        remove_empty_directories(here, self.existing_dirs | {".", tb.SCHEMA_DIR})
 
 
 def local_dirs(path: str) -> frozenset[str] | None:
     """The directories under the local ``path`` (relative, "." itself) that
     exist now, or None for a URL (object stores keep no empty directories)."""
-    local = local_path_of(path) if is_url(path) else path
-    if not local:
+    here = local(path)
+    if not here:
         return None
-    return directories(local)
+    return directories(here)
 
 
 def check_layout(options, table, what: str) -> None:
