@@ -146,6 +146,12 @@ class TableMetadataError(CorruptFileError):
     damaged, or names a file it cannot name (a data file name with a '/')."""
 
 
+class CompactionConflictError(RowFormatError):
+    """A compaction's commit found a file it rewrote deleted or replaced by
+    a concurrent commit (an overwrite, another compaction): given up, as
+    Paimon Java gives up, with the files it wrote deleted."""
+
+
 class UnsafeCommitError(RowFormatError):
     """A commit to a store without an atomic "create if absent" (or whose
     server ignores it), where a concurrent writer's snapshot could be

@@ -14,8 +14,9 @@ users. Importing it does not import pypaimon.
   :func:`read_batches`, :func:`data_files`, :class:`RowIdRouter` (``_ROW_ID``
   to file and row);
 * write: :func:`write_batches`, :func:`commit`, :func:`abort`;
-* upkeep: :func:`expire_snapshots` (the files of old snapshots deleted) and
-  :func:`remove_orphan_files` (the files failed writes left).
+* upkeep: :func:`expire_snapshots` (the files of old snapshots deleted),
+  :func:`remove_orphan_files` (the files failed writes left) and
+  :func:`compact` (an append table's small files rewritten, a ``COMPACT`` snapshot).
 
 A table is a directory, local or a URL (``s3://bucket/wh/db.db/t``, ...: its
 store's settings as ``storage_options``, the Paimon catalog's ``s3.endpoint``,
@@ -50,7 +51,8 @@ from ..errors import (
     TableOptionError,
 )
 from ..datatypes import RowType
-from . import _field_types, _row_ids, _table_options
+from . import _compact, _field_types, _row_ids, _table_options
+from ._compact import Compacted
 from ._table_options import TableOptionWarning, canonical as canonical_option_name
 from ._table_options import unknown as unknown_table_options
 from ._expire import Expired, ExternalFileWarning, expire
@@ -228,6 +230,29 @@ def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
     if not is_table(path, storage_options):
         raise DatasetError(f"{path} is not a Paimon table: no {SCHEMA_DIR}/schema-<n> files")
     return remove_orphans(path, older_than, catalog_options(path, storage_options), dry_run)
+
+
+def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bool = False,
+            storage_options: dict | None = None, dry_run: bool = False,
+            progress=None) -> Compacted:
+    """Compacts an append table (a path or a pypaimon ``FileStoreTable``) as
+    Paimon Java does, in one ``COMPACT`` snapshot: by bucket, the small files
+    picked by the table's ``compaction.min.file-num``, ``target-file-size``,
+    ``compaction.small-file-ratio`` (``full``: a full compaction) rewritten
+    as new files, only in ``partitions`` (dicts of partition key to value)
+    if given. Returns what it did (:class:`Compacted`); with ``dry_run``,
+    what it would rewrite, nothing written. ``progress(done, total)`` is
+    called after each bucket. A concurrent commit that deleted an input
+    file meanwhile makes it give up: ``CompactionConflictError``, nothing
+    left behind. See ``rowformat.paimon._compact``."""
+    if isinstance(table_or_path, (str, os.PathLike)):
+        path = os.fspath(table_or_path)
+        table = open_table(path, storage_options=storage_options)
+        storage_options = catalog_options(path, storage_options)
+    else:
+        table = table_or_path
+    return _compact.compact(table, None if partitions is None else list(partitions), full,
+                            dry_run, progress, storage_options)
 
 
 def snapshot_by_id(table, snapshot_id: int):

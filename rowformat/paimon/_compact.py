@@ -1,0 +1,321 @@
+"""Compaction of append tables: :func:`rowformat.paimon.tables.compact`.
+
+pypaimon never compacts (its commit refuses a compact increment), so a table
+that Python keeps writing gains a file per bucket per commit. This is Paimon
+Java's append compaction, run on demand, in three steps:
+
+* **pick**, by bucket, as Java's planners pick (``_compact_pick``);
+* **rewrite**: the picked files are read in order through pypaimon's own
+  read (one split of exactly those files) and written by pypaimon's append
+  writer under acceleration, so that the new files are what an accelerated
+  write makes (``.row`` files with their value statistics, rolled at
+  ``target-file-size``). As Java's ``BaseAppendFileStoreWrite.compactRewrite``
+  they are ``FileSource.COMPACT`` files at level 0 whose sequence numbers
+  count on from the first input's ``minSequenceNumber``;
+* **commit** one ``COMPACT`` snapshot, as Java's ``FileStoreCommitImpl``
+  commits a compact increment: the inputs as DELETE entries, the outputs as
+  ADD entries (partition, bucket and total buckets of the bucket compacted),
+  through pypaimon's retrying commit with conflict detection on (the
+  atomic snapshot create of ``_commit`` on object stores). A commit that
+  finds an input gone (a concurrent overwrite or compaction took it) gives
+  up as Java's does, unretried: :class:`CompactionConflictError`, the files
+  written deleted. New files appended meanwhile do not conflict.
+
+A compaction killed before its snapshot is created leaves only data files
+and manifests that no snapshot names (``remove_orphan_files`` takes them);
+the table reads as before. Streaming readers skip ``COMPACT`` snapshots
+(pypaimon's and Java's delta follow-up scanners read ``APPEND`` ones only).
+
+Not yet: primary-key tables (universal and full compaction), deletion
+vectors, row tracking and data evolution, postponed buckets: refused with a
+:class:`TableOptionError` naming the option.
+"""
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..errors import CompactionConflictError, DatasetError, TableOptionError
+from . import _compact_pick as pick
+
+_COMPACT_SOURCE = 1                 # FileSource.COMPACT (APPEND is 0)
+_BATCH_IDENTIFIER = 2 ** 63 - 1     # BatchWriteBuilder.COMMIT_IDENTIFIER: Long.MAX_VALUE
+_ADD, _DELETE = 0, 1
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """What :func:`compact` did (or, with ``dry_run``, would do)."""
+    snapshot: int | None    # the COMPACT snapshot's id (None: nothing compacted, or a dry run)
+    buckets: int            # buckets compacted
+    files_before: int       # the table's data files before
+    bytes_before: int
+    files_after: int        # and after (with dry_run: as before)
+    bytes_after: int
+    rewritten: int          # files compacted away
+    written: int            # files written
+
+
+@dataclass
+class _Task:
+    partition: Any          # pypaimon GenericRow
+    bucket: int
+    total_buckets: int | None
+    files: list             # DataFileMeta, in the order they are rewritten
+
+
+def _raw_options(table) -> dict:
+    return dict(getattr(table.table_schema, "options", None) or {})
+
+
+def _true(options: dict, key: str) -> bool:
+    return str(options.get(key, "false")).strip().lower() == "true"
+
+
+def _refuse_unsupported(table, where: str) -> None:
+    options = _raw_options(table)
+    if table.is_primary_key_table:
+        raise TableOptionError(f"{where}: compaction of primary-key tables (primary-key "
+                               f"{list(table.primary_keys)}) is not supported yet")
+    for key in ("deletion-vectors.enabled", "row-tracking.enabled", "data-evolution.enabled"):
+        if _true(options, key):
+            raise TableOptionError(f"{where}: compaction of tables with {key} = true "
+                                   f"is not supported yet")
+    if str(options.get("bucket", "-1")).strip() == "-2":
+        raise TableOptionError(f"{where}: compaction of postponed-bucket tables (bucket = -2) "
+                               f"is not supported yet")
+
+
+def _int_option(options: dict, key: str, default: int, least: int) -> int:
+    text = options.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise TableOptionError(f"table option {key} = {text!r}: expected an integer") from None
+    if value < least:
+        raise TableOptionError(f"table option {key} = {text!r}: expected at least {least}")
+    return value
+
+
+def _size_option(table, key: str, read: Callable[[], int]) -> int:
+    try:
+        value = int(read())
+    except Exception as e:
+        raise TableOptionError(f"table option {key} = {_raw_options(table).get(key)!r}: "
+                               f"expected a memory size (128mb, 256 MB, 1gb, bytes): {e}") from None
+    if value <= 0:
+        raise TableOptionError(f"table option {key} = {_raw_options(table).get(key)!r}: "
+                               f"expected a positive size")
+    return value
+
+
+def _ratio_option(options: dict, key: str, default: float) -> float:
+    text = options.get(key)
+    if text is None:
+        return default
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise TableOptionError(f"table option {key} = {text!r}: expected a number") from None
+    if not 0 < value <= 1:
+        raise TableOptionError(f"table option {key} = {text!r}: expected a ratio in (0, 1]")
+    return value
+
+
+def settings(table) -> pick.Settings:
+    """The table's compaction options, checked (a bad one is a TableOptionError naming it)."""
+    options = _raw_options(table)
+    return pick.Settings(
+        min_file_num=_int_option(options, "compaction.min.file-num", 5, 1),
+        target_file_size=_size_option(table, "target-file-size",
+                                      lambda: table.options.target_file_size(False)),
+        small_file_ratio=_ratio_option(options, "compaction.small-file-ratio", 0.7),
+        open_file_cost=_size_option(table, "source.split.open-file-cost",
+                                    lambda: table.options.source_split_open_file_cost()))
+
+
+def _live_entries(table, snapshot) -> list:
+    """The ADD entries of ``snapshot`` that no later entry deletes (pypaimon's scan)."""
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    from pypaimon.read.scanner.file_scanner import FileScanner
+    manifests = ManifestListManager(table).read_all(snapshot)
+    return [e for e in FileScanner(table, lambda: ([], None)).with_all_buckets()
+            .read_manifest_entries(manifests) if e.kind == _ADD]
+
+
+def _wanted(partitions: list[dict] | None, table) -> Callable[[Any], bool]:
+    if not partitions:
+        return lambda partition: True
+    keys = list(table.partition_keys)
+    for spec in partitions:
+        unknown = [k for k in spec if k not in keys]
+        if unknown:
+            raise DatasetError(f"{table.table_path}: no partition key {unknown[0]!r} "
+                               f"(the table's partition keys: {keys})")
+    specs = [{k: str(v) for k, v in spec.items()} for spec in partitions]
+
+    def wanted(partition) -> bool:
+        values = {f.name: str(v) for f, v in zip(partition.fields, partition.values)}
+        return any(all(values.get(k) == v for k, v in spec.items()) for spec in specs)
+    return wanted
+
+
+def plan(table, snapshot, s: pick.Settings, partitions: list[dict] | None,
+         full: bool) -> tuple[list[_Task], list]:
+    """(the tasks, every live entry) of ``snapshot``."""
+    entries = _live_entries(table, snapshot)
+    wanted = _wanted(partitions, table)
+    groups: dict[tuple, list] = {}
+    for e in entries:
+        if wanted(e.partition):
+            groups.setdefault((tuple(e.partition.values), e.bucket), []).append(e)
+    tasks = []
+    unaware = int(table.total_buckets) == -1
+    for (_, bucket), group in sorted(groups.items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
+        files = [e.file for e in group]
+        if unaware:
+            picked = pick.unaware_bucket(files, s, full)
+        else:
+            picked = pick.bucketed(files, s, full)
+        for files in picked:
+            tasks.append(_Task(group[0].partition, bucket, group[0].total_buckets, files))
+    return tasks, entries
+
+
+def _rewrite(table, task: _Task) -> list:
+    """Writes the rows of ``task.files``, in order, as new COMPACT files; returns their metas."""
+    from pypaimon.read.split import DataSplit
+    from pypaimon.utils.file_store_path_factory import canonical_data_file_path
+    from pypaimon.write.writer.append_only_data_writer import AppendOnlyDataWriter
+    from .tables import acceleration, read_batches
+    values = tuple(task.partition.values)
+    for f in task.files:
+        f.file_path = (f.physical_path() if f.external_path
+                       else canonical_data_file_path(table, values, task.bucket, f.file_name))
+    split = DataSplit(list(task.files), task.partition, task.bucket, raw_convertible=True)
+    names = [f.name for f in table.fields]
+    writer = AppendOnlyDataWriter(table, values, task.bucket, 0, table.options)
+    try:
+        for batch in read_batches(table, [split], names):
+            with acceleration():
+                writer.write(batch)
+        with acceleration():
+            written = writer.prepare_commit()
+    except BaseException:
+        writer.abort()
+        raise
+    # Java's compactRewrite: the sequence counter starts at the first input's
+    # minSequenceNumber and counts every row written
+    sequence = task.files[0].min_sequence_number
+    out = []
+    for meta in written:
+        out.append(dataclasses.replace(
+            meta, file_source=_COMPACT_SOURCE, level=0,
+            min_sequence_number=sequence,
+            max_sequence_number=sequence + meta.row_count - 1))
+        sequence += meta.row_count
+    return out
+
+
+def _delete_written(table, metas: Iterable, storage_options: dict | None) -> None:
+    from ..io import fileio
+    from .tables import local_path
+    for meta in metas:
+        for path in meta.collect_files():
+            fileio.delete(local_path(str(path), table.file_io), storage_options)
+
+
+def _entries(table, task: _Task, after: list) -> list:
+    from pypaimon.manifest.schema.manifest_entry import ManifestEntry
+    total = task.total_buckets if task.total_buckets is not None else table.total_buckets
+    return ([ManifestEntry(kind=_DELETE, partition=task.partition, bucket=task.bucket,
+                           total_buckets=total, file=f) for f in task.files]
+            + [ManifestEntry(kind=_ADD, partition=task.partition, bucket=task.bucket,
+                             total_buckets=total, file=f) for f in after])
+
+
+def _commit(table, entries: list) -> int:
+    """Commits ``entries`` as one COMPACT snapshot; returns its id."""
+    from .tables import acceleration, write_builder
+    commit_user = f"rowformat-compact-{uuid.uuid4()}"     # a dedicated job's own user (Java's)
+    table_commit = write_builder(table, False).new_commit()
+    table_commit.commit_user = commit_user
+    fsc = table_commit.file_store_commit
+    fsc.commit_user = commit_user
+    try:
+        with acceleration():
+            try:
+                fsc._try_commit(commit_kind="COMPACT", commit_identifier=_BATCH_IDENTIFIER,
+                                commit_entries_plan=lambda latest: entries,
+                                detect_conflicts=True, allow_rollback=False)
+            except RuntimeError as e:
+                if "conflicts detected" in str(e):
+                    raise CompactionConflictError(
+                        f"{table.table_path}: compaction gave up: a concurrent commit "
+                        f"deleted or replaced files it rewrote ({e})") from None
+                raise
+    finally:
+        table_commit.close()
+    sm = table.snapshot_manager()
+    latest = sm.get_latest_snapshot()
+    # find our snapshot (a concurrent commit may already follow it)
+    snap = latest
+    while snap is not None and not (snap.commit_user == commit_user
+                                    and snap.commit_kind == "COMPACT"):
+        snap = sm.get_snapshot_by_id(snap.id - 1) if snap.id > 1 else None
+    if snap is None:
+        raise CompactionConflictError(f"{table.table_path}: the COMPACT snapshot committed "
+                                      f"is not in the table")
+    return int(snap.id)
+
+
+def compact(table, partitions: list[dict] | None = None, full: bool = False,
+            dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
+            storage_options: dict | None = None) -> Compacted:
+    """Compacts ``table`` (a pypaimon FileStoreTable at its latest snapshot;
+    ``storage_options`` its store's settings). ``progress(done, total)`` is
+    called after each bucket's rewrite."""
+    where = str(table.table_path)
+    _refuse_unsupported(table, where)
+    s = settings(table)
+    snapshot = table.snapshot_manager().get_latest_snapshot()
+    if snapshot is None:
+        return Compacted(None, 0, 0, 0, 0, 0, 0, 0)
+    tasks, live = plan(table, snapshot, s, partitions, full)
+    files_before = len(live)
+    bytes_before = sum(int(e.file.file_size) for e in live)
+    rewritten = sum(len(t.files) for t in tasks)
+    if dry_run or not tasks:
+        return Compacted(None, len({(repr(t.partition.values), t.bucket) for t in tasks}),
+                         files_before, bytes_before, files_before, bytes_before,
+                         rewritten, 0)
+    written: list = []
+    entries: list = []
+    try:
+        for i, task in enumerate(tasks):
+            after = _rewrite(table, task)
+            written.extend(after)
+            entries.extend(_entries(table, task, after))
+            if progress is not None:
+                progress(i + 1, len(tasks))
+    except BaseException:
+        _delete_written(table, written, storage_options)
+        raise
+    try:
+        snapshot_id = _commit(table, entries)
+    except CompactionConflictError:
+        # given up before any snapshot was attempted: nothing names the files
+        _delete_written(table, written, storage_options)
+        raise
+    # (any other failure may have left the snapshot created: the files stay;
+    # if it was not, remove_orphan_files takes them)
+    removed = sum(int(f.file_size) for t in tasks for f in t.files)
+    added = sum(int(f.file_size) for f in written)
+    return Compacted(snapshot_id, len({(repr(t.partition.values), t.bucket) for t in tasks}),
+                     files_before, bytes_before,
+                     files_before - rewritten + len(written), bytes_before - removed + added,
+                     rewritten, len(written))
