@@ -158,6 +158,23 @@ def _store_stats(meta: Any, sink: StatsSink) -> None:
     meta.value_stats_cols = stats.columns
 
 
+class _ValueStatsOff:
+    """A DataWriter's ``CoreOptions`` whose ``metadata_stats_enabled()`` is
+    False, for the call whose value statistics rowformat collects: under
+    ``metadata.stats-mode=full`` pypaimon would compute them again in Python
+    (``pyarrow.compute`` over every column, untruncated) only to have them
+    replaced. Its key statistics (and their not-null check) stay."""
+
+    def __init__(self, options: Any):
+        self._options = options
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._options, name)
+
+    def metadata_stats_enabled(self, default=None) -> bool:
+        return False
+
+
 def make_write_data_to_file(stock: Any) -> Any:
     """``DataWriter._write_data_to_file``: pypaimon's, with the table's
     ``.row`` block size in effect for the files it writes (checked only when
@@ -178,9 +195,14 @@ def make_write_data_to_file(stock: Any) -> Any:
                 raise
         stoken = _stats_sink.set(sink)
         before = len(self.committed_files)
+        options = self.options
+        # (a changelog file written beside it takes the value stats pypaimon computes)
+        if sink is not None and getattr(self.changelog_producer, "name", "") != "INPUT":
+            self.options = _ValueStatsOff(options)
         try:
             stock(self, data)
         finally:
+            self.options = options
             _stats_sink.reset(stoken)
             _block_size.reset(token)
         if sink is not None and sink.stats is not None and len(self.committed_files) > before:

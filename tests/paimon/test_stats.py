@@ -4,6 +4,8 @@ gives for the table's options, byte for byte, computed here independently
 from the rows written (Java's Comparable order, TruncateSimpleColStatsCollector's
 cuts, BinaryRowWriter's layout), and pypaimon's planner prunes by it."""
 import datetime as dt
+import io
+import json
 import math
 import os
 import re
@@ -207,17 +209,27 @@ def expected(rows, mode, names=None):
     return java_row(lo_cols), java_row(hi_cols), counts, cols
 
 
-def file_metas(table):
-    """The _FILE records of the table's manifests, as stored (a scan without
-    a filter drops the stats)."""
+def _avro(table, path):
     import fastavro
-    root = os.path.join(table.table_path, "manifest")
-    out = []
-    for name in sorted(os.listdir(root)):
-        if name.startswith("manifest-") and not name.startswith("manifest-list-"):
-            with open(os.path.join(root, name), "rb") as f:
-                out += [e["_FILE"] for e in fastavro.reader(f) if e["_KIND"] == 0]
-    return out
+    with table.file_io.new_input_stream(path) as f:
+        return list(fastavro.reader(io.BytesIO(f.read())))
+
+
+def file_metas(table, snapshot=None):
+    """The _FILE records the table's manifests (or those ``snapshot`` added)
+    hold, as stored (read through the table's FileIO: a scan drops the stats
+    once it has used them)."""
+    root = table.table_path.rstrip("/")
+    if snapshot is not None:
+        with table.file_io.new_input_stream(f"{root}/snapshot/snapshot-{snapshot}") as f:
+            delta = json.loads(f.read())["deltaManifestList"]
+        names = [m["_FILE_NAME"] for m in _avro(table, f"{root}/manifest/{delta}")]
+    else:
+        names = sorted(os.path.basename(st.path) for st in table.file_io.list_status(
+            f"{root}/manifest"))
+        names = [n for n in names if n.startswith("manifest-") and "-list-" not in n]
+    return [e["_FILE"] for n in names for e in _avro(table, f"{root}/manifest/{n}")
+            if e["_KIND"] == 0]
 
 
 def stored(meta):
@@ -329,13 +341,15 @@ def test_a_misspelt_stats_option_is_an_error_naming_it_and_no_file_is_written(wh
     assert wh.data_files("t") == []
 
 
-def test_primary_key_tables_get_value_stats_of_their_value_columns(wh):
+@pytest.mark.parametrize("mode", [None, "full"])
+def test_primary_key_tables_get_value_stats_of_their_value_columns(wh, mode):
     s = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
-    t = wh.create("t", s, primary_keys=["k"], options={"bucket": "1"})
+    options = {"bucket": "1", **({"metadata.stats-mode": mode} if mode else {})}
+    t = wh.create("t", s, primary_keys=["k"], options=options)
     with rp.accelerated():
         write(t, pa.table({"k": [3, 1, 2], "v": ["c" * 20, None, "a"]}, schema=s))
     [meta] = file_metas(t)
-    want_hi = "c" * 15 + "d"
+    want_hi = "c" * 20 if mode == "full" else "c" * 15 + "d"
     assert stored(meta) == (java_row([("BIGINT", (), 1), ("STRING", (), "a")]),
                             java_row([("BIGINT", (), 3), ("STRING", (), want_hi)]), [0, 1], None)
 
@@ -388,14 +402,20 @@ def test_the_stats_bound_every_value(tmp_path_factory, data, n):
     s = pa.schema([("i", pa.int64()), ("s", pa.string()), ("f", pa.float64()),
                    ("b", pa.binary())])
     t = wh.create("t", s, options={"metadata.stats-mode": f"truncate({n})"})
-    cols = list(zip(*data))
+    cut = len(data) // 2                       # two commits: two files
+    parts = [p for p in (data[:cut], data[cut:]) if p]
     with rp.accelerated():
-        write(t, pa.table({name: list(c) for name, c in zip(s.names, cols)}, schema=s))
-    [meta] = file_metas(t)
+        for part in parts:
+            write(t, pa.table({name: list(c) for name, c in zip(s.names, zip(*part))}, schema=s))
+    for snapshot, part in enumerate(parts, 1):
+        [meta] = file_metas(t, snapshot)
+        _check_bounds(t, meta, list(zip(*part)))
+
+
+def _check_bounds(t, meta, cols):
     lo_row, hi_row = decoded(t, meta)
     counts = meta["_VALUE_STATS"]["_NULL_COUNTS"]
-    for k, (name, kind) in enumerate([("i", "BIGINT"), ("s", "STRING"), ("f", "DOUBLE"),
-                                      ("b", "BYTES")]):
+    for k, kind in enumerate(["BIGINT", "STRING", "DOUBLE", "BYTES"]):
         values = cols[k]
         assert counts[k] == sum(v is None for v in values)
         lo, hi = lo_row.get_field(k), hi_row.get_field(k)
@@ -405,3 +425,33 @@ def test_the_stats_bound_every_value(tmp_path_factory, data, n):
             continue
         for v in present:
             assert java_key(kind, lo) <= java_key(kind, v) <= java_key(kind, hi)
+
+
+# -- on an object store (FileIOs write .row files through StreamRowWriter) ----
+
+def test_stats_on_an_s3_warehouse_equal_the_local_ones_and_prune(wh, s3):
+    from pypaimon import CatalogFactory, Schema
+    rows = _rows()
+    options = s3.catalog_options()
+    cat = CatalogFactory.create({"warehouse": s3.url("wh"), **options})
+    cat.create_database("db", True)
+    schema = pa.schema([pa.field(n, t) for n, t, _, _ in COLUMNS])
+    cat.create_table("db.t", Schema.from_pyarrow_schema(schema, options={"file.format": "row"}),
+                     True)
+    remote = cat.get_table("db.t")
+    local = _create(wh, "t")
+    with rp.accelerated():
+        for t in (remote, local):
+            write(t, _arrow(rows))
+            write(t, _arrow({k: v[:1] for k, v in rows.items()}))
+
+    def by_rows(t):
+        return [stored(m) for m in sorted(file_metas(t), key=lambda m: m["_ROW_COUNT"])]
+
+    got = by_rows(remote)
+    assert got == by_rows(local)
+    assert got[1] == expected(rows, "truncate(16)")
+    # i16 of the one-row file is 5: only the other file's [-32768, 32767] holds 6
+    rb = remote.new_read_builder()
+    rb = rb.with_filter(rb.new_predicate_builder().equal("i16", 6))
+    assert [f.row_count for s in rb.new_scan().plan().splits() for f in s.files] == [4]
