@@ -686,6 +686,7 @@ def row_id_slices(table, splits: list[Any], ranges: np.ndarray
         return None
     schema_id = table.table_schema.id
     out, spans = [], []
+    schema_text = None              # every file has the table's schema (checked below)
     for split in splits:
         if any(d is not None for d in (split.data_deletion_files or [])):
             return None
@@ -699,8 +700,9 @@ def row_id_slices(table, splits: list[Any], ranges: np.ndarray
             keep = lo < hi
             if keep.any():
                 rows = np.stack([lo[keep] - first, hi[keep] - first], axis=1)
-                out.append((_data_file_path(table, split, f), str(file_schema(table, f)),
-                            first, rows))
+                if schema_text is None:
+                    schema_text = str(file_schema(table, f))
+                out.append((_data_file_path(table, split, f), schema_text, first, rows))
     spans.sort()
     if any(b[0] < a[1] for a, b in zip(spans, spans[1:])):
         return None

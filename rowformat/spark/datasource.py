@@ -19,10 +19,9 @@ Table read options: ``snapshotId`` or ``tag`` (time travel),
 (partition sizing as Spark's file sources do it: :mod:`.sizing`),
 ``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables), ``pushFilters``
 (Spark's filters pruned by and evaluated in the source, :mod:`.filters`: on
-by default where register() turned on
-``spark.sql.python.filterPushdown.enabled``; "false" turns it off, "true"
-turns it on where the conf was set otherwise; load a new DataFrame per
-filtered query, see docs/spark.md).
+by default while the session's ``spark.sql.python.filterPushdown.enabled``
+is, which register() turns on; "false" turns it off, "true" on whatever
+the conf; load a new DataFrame per filtered query, see docs/spark.md).
 Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
 user ``.schema(...)``; the sizing options above or ``rowsPerPartition`` (a partition is
 a run of whole blocks of one file), ``batchRows`` (default 65536),
@@ -60,6 +59,9 @@ settings (as register() captured them), else the ``AWS_*`` environment;
 they are never stored in a table's schema (:mod:`.options`).
 """
 from __future__ import annotations
+
+import os
+import sys
 
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -122,12 +124,14 @@ class RowDataSource(DataSource):
         sizing = PartitionSizing.from_options(self.options, self.session_conf)
         if sources.table is not None:
             # Only a reader that has pushFilters gets filters, and Spark refuses
-            # one while spark.sql.python.filterPushdown.enabled is off: on where
-            # register() saw the conf on, unless the option says otherwise.
+            # one while spark.sql.python.filterPushdown.enabled is off: by
+            # default, one where Spark will push (the conf as it is now, not as
+            # register() saw it); "true" always (Spark then says the conf is off).
             push = self.options.get("pushfilters")
-            on = self.pushdown if push is None else flag(self.options, "pushfilters")
             if push is not None and push.strip().lower() not in ("true", "false"):
                 raise ValueError(f"option pushFilters must be 'true' or 'false', got {push!r}")
+            on = spark_pushes_filters(self.pushdown) if push is None \
+                else flag(self.options, "pushfilters")
             cls = FilteringReader if on else TableReader
             return cls(self.options, schema, sources.table, sizing, sources.storage_options)
         return RowReader(self.options, schema, sources, sizing)
@@ -138,6 +142,25 @@ class RowDataSource(DataSource):
 
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def spark_pushes_filters(default: bool) -> bool:
+    """Whether the PySpark worker planning this read pushes filters: its
+    pushdown planner (``data_source_pushdown_filters``), or its plain
+    planner (``plan_data_source_read``) told that the session's
+    ``spark.sql.python.filterPushdown.enabled`` is on. A Python source is not
+    given the session's conf, and the planner's caller is the one place that
+    knows it; ``default`` (the conf as register() saw it) when neither
+    planner is the caller (a reader made outside Spark's planning)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = os.path.basename(frame.f_code.co_filename)
+        if name == "data_source_pushdown_filters.py":
+            return True
+        if name == "plan_data_source_read.py" and "enable_pushdown" in frame.f_locals:
+            return bool(frame.f_locals["enable_pushdown"])
+        frame = frame.f_back
+    return default
 
 
 def configured(spark) -> type[RowDataSource]:

@@ -289,16 +289,27 @@ def test_partition_filters_prune_partitions(spark, tmp_path, pushdown):
     assert pushed("day >= 1 and region = 'b'") == {r for r in every if r[1] >= 1 and r[2] == "b"}
     with pytest.raises(Exception, match="day=0"):       # an unpruned read plans day=0
         pushed("region = 'b'")
-    with pytest.raises(Exception, match="day=0"):       # without the option: no pruning
-        spark.read.format(FORMAT).load(path).where("day = 1").collect()
+    with pytest.raises(Exception, match="day=0"):       # pushFilters=false: no pruning
+        spark.read.format(FORMAT).option("pushFilters", "false").load(path) \
+            .where("day = 1").collect()
 
 
 def test_push_filters_needs_spark_conf(spark, table):
-    """Spark refuses a Python reader with pushFilters unless its conf is on."""
-    assert spark.conf.get("spark.sql.python.filterPushdown.enabled", "false") == "false"
-    df = spark.read.format(FORMAT).option("pushFilters", "true").load(table)
-    with pytest.raises(Exception, match="DATA_SOURCE_PUSHDOWN_DISABLED"):
-        df.where("id = 1").collect()
+    """Spark refuses a Python reader with pushFilters unless its conf is on:
+    option pushFilters=true says so; without the option the source follows
+    the conf (off here, whatever register() saw), and reads."""
+    before = spark.conf.get("spark.sql.python.filterPushdown.enabled", None)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    try:
+        df = spark.read.format(FORMAT).option("pushFilters", "true").load(table)
+        with pytest.raises(Exception, match="DATA_SOURCE_PUSHDOWN_DISABLED"):
+            df.where("id = 1").collect()
+        assert spark.read.format(FORMAT).load(table).where("id = 1").count() == 1
+    finally:
+        if before is None:
+            spark.conf.unset("spark.sql.python.filterPushdown.enabled")
+        else:
+            spark.conf.set("spark.sql.python.filterPushdown.enabled", before)
 
 
 def test_partition_by_is_refused_before_the_source_runs(spark, tmp_path):

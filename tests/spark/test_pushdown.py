@@ -234,6 +234,18 @@ def test_row_id_predicates_read_only_their_rows(registered, many_files):
         assert sorted(a.collect()) == sorted(b.collect()), cond
 
 
+def test_the_conf_as_it_is_at_each_read(registered, many_files):
+    """register() saw the conf on; turned off later, reads still work (the
+    source follows the conf each planner is given, not register()'s)."""
+    spark = registered
+    spark.conf.set(PUSHDOWN_CONF, "false")
+    try:
+        df = spark.read.format(FORMAT_NAME).load(many_files)
+        assert df.where("id = 4242").count() == 1 and df.count() == 20000
+    finally:
+        spark.conf.set(PUSHDOWN_CONF, "true")
+
+
 def test_row_id_ranges():
     assert row_id_ranges([]) is None
     assert row_id_ranges([In(("_ROW_ID",), (5, 3, 4, 9))]).tolist() == [[3, 6], [9, 10]]
