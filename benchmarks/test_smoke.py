@@ -123,6 +123,22 @@ def test_paimon_tables_report(tmp_path):
     assert text.count(">= 2x faster than pypaimon-rust") == 4
 
 
+def test_write_stats_report(tmp_path):
+    """write_stats.py end to end at a tiny size: every case reported against its baseline."""
+    import pytest
+    pytest.importorskip("pypaimon")
+    out = tmp_path / "write-stats.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "write_stats.py"), "--rows", "2000",
+                        "--repeats", "1", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    text = out.read_text()
+    lines = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    for base in (".row writer, no stats", "accelerated pypaimon, stats-mode none"):
+        assert lines[base].count(" 1.000x |") == 2          # wall and CPU, against itself
+    assert "accelerated pypaimon, full" in lines and ".row writer, min-max of every column" in lines
+
+
 def test_object_store_report(tmp_path):
     """object_store.py end to end at a tiny size on its own loopback S3 server
     (--smoke): every operation of every format that runs here reported with
