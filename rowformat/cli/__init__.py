@@ -1,6 +1,6 @@
 """The ``rowformat`` command: inspect, verify, head, cat, take and convert
-Paimon ``.row`` files, and expire a Paimon table's snapshots or remove its orphan
-files. See ``docs/cli.md``.
+Paimon ``.row`` files, and expire a Paimon table's snapshots, remove its orphan
+files or compact it. See ``docs/cli.md``.
 
 This module builds the argument parser and runs a command, turning what it
 raises into an exit code: 0 success; 1 a bad file (any :class:`RowFormatError`,
@@ -9,7 +9,7 @@ usage error (bad arguments, a bad ``--schema``, an unknown column, a row
 outside the file, pypaimon missing for a table); 3 an internal failure (a bug: run again with ``--debug``
 for the traceback). The commands live in :mod:`.inspect` (inspect, verify),
 :mod:`.rows` (head, cat, take), :mod:`.convert` and :mod:`.table_dirs` (the
-table commands, expire, remove-orphans); ``--schema`` in
+table commands, expire, remove-orphans, compact); ``--schema`` in
 :mod:`.schema_arg`, what they print in :mod:`.output`.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ from .inspection import cmd_inspect, cmd_verify
 from .output import printable
 from .rows import add_row_output_arguments, cmd_cat, cmd_head, cmd_take
 from .schema_arg import add_schema_argument
-from .table_dirs import cmd_expire, cmd_remove_orphans
+from .table_dirs import cmd_compact, cmd_expire, cmd_remove_orphans
 
 __all__ = ["main", "build_parser"]
 
@@ -135,6 +135,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_remove_orphans)
 
+    p = sub.add_parser("compact", parents=[after],
+                       help="compact a Paimon append table's small files in one COMPACT snapshot",
+                       description="Paimon Java's append compaction (rowformat.paimon.tables."
+                                   "compact): by bucket, the small files the table's "
+                                   "compaction.min.file-num and target-file-size pick are "
+                                   "rewritten, committed as one COMPACT snapshot.")
+    p.add_argument("table", help="a Paimon table directory or URL")
+    p.add_argument("--full", action="store_true",
+                   help="a full compaction (every bucket's small files, as Java's)")
+    p.add_argument("--partition", action="append", metavar="K=V[,K2=V2]",
+                   help="only this partition (repeatable; K=V pairs joined by commas)")
+    p.add_argument("--dry-run", action="store_true", help="say what would be rewritten; write nothing")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="show a progress bar over buckets (default: when stderr is a terminal)")
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+    p.set_defaults(func=cmd_compact)
+
     p = sub.add_parser("convert", parents=[after], help="convert between .row, Parquet, Arrow IPC, CSV and JSON lines",
                        description="Formats come from the extensions (.row, .parquet, .arrow/"
                                    ".feather/.ipc, .arrows, .csv, .jsonl/.ndjson/.json) or "
@@ -168,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:     # --help, --version, usage errors
         return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
-    from ..errors import RowFormatError, RowIndexError
+    from ..errors import RowFormatError, RowIndexError, StorageOptionError
     from ..io.urls import redact
     out = sys.stdout
 
@@ -183,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except (RowIndexError, KeyError) as e:
         say(f"error: {e.args[0] if e.args else e}")
+        return EXIT_USAGE
+    except StorageOptionError as e:     # an --option name
+        say(f"error: {e}")
         return EXIT_USAGE
     except RowFormatError as e:
         say(e)

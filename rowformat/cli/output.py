@@ -234,13 +234,14 @@ class RowPrinter:
 
 
 class Progress:
-    """A progress bar over rows on stderr: rich's when installed, else a
-    plain line rewritten in place. Off unless stderr is a terminal or
-    ``--progress`` asks for it."""
+    """A progress bar over rows (or another ``unit``) on stderr: rich's when
+    installed, else a plain line rewritten in place. Off unless stderr is a
+    terminal or ``--progress`` asks for it."""
 
-    def __init__(self, enabled: bool, total: int | None, label: str):
+    def __init__(self, enabled: bool, total: int | None, label: str, unit: str = "rows"):
         label = printable(label)
         self.enabled, self.total, self.label, self.done = enabled, total, label, 0
+        self.unit = unit
         self._rich = None
         self._last = 0.0
         if not enabled:
@@ -252,7 +253,7 @@ class Progress:
             return
         from rich.console import Console
         self._rich = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                              TextColumn("rows"), TimeElapsedColumn(), TimeRemainingColumn(),
+                              TextColumn(unit), TimeElapsedColumn(), TimeRemainingColumn(),
                               console=Console(file=sys.stderr), transient=False)
         from rich.markup import escape
         self._task = self._rich.add_task(escape(label), total=total)
@@ -273,7 +274,7 @@ class Progress:
     def _plain(self, end: str) -> None:
         of = f"/{self.total}" if self.total is not None else ""
         pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        sys.stderr.write(f"{self.label}: {self.done}{of} rows{pct}{end}")
+        sys.stderr.write(f"{self.label}: {self.done}{of} {self.unit}{pct}{end}")
         sys.stderr.flush()
 
     def close(self) -> None:

@@ -318,3 +318,53 @@ def cmd_remove_orphans(args, out: IO[str]) -> int:
     out.write(f"{'would delete' if args.dry_run else 'deleted'} "
               f"{counted(len(got.files), 'orphan file')}, {counted(got.bytes, 'byte')}\n")
     return EXIT_OK
+
+
+def partition_arg(text: str) -> dict:
+    """``--partition k=v[,k2=v2]`` as a dict."""
+    out = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--partition {printable(text)}: expected KEY=VALUE[,KEY=VALUE]")
+        out[key.strip()] = value
+    return out
+
+
+def cmd_compact(args, out: IO[str]) -> int:
+    import sys
+    from ..paimon.tables import compact
+    from .output import Progress
+    partitions = None if not args.partition else [partition_arg(p) for p in args.partition]
+    _check_table(args)
+    show = args.progress if args.progress is not None else sys.stderr.isatty()
+    bar: list = []
+
+    def progress(done: int, total: int) -> None:
+        if not bar:
+            bar.append(Progress(show, total, os.path.basename(args.table.rstrip("/")) or
+                                args.table, unit="buckets"))
+        bar[0].advance(1)
+
+    try:
+        got = compact(args.table, partitions=partitions, full=args.full,
+                      storage_options=storage_options(args), dry_run=args.dry_run,
+                      progress=progress)
+    finally:
+        if bar:
+            bar[0].close()
+    if args.json:
+        out.write(json_document({**dataclasses.asdict(got), "dry_run": args.dry_run}))
+        return EXIT_OK
+    if not got.rewritten:
+        out.write(f"nothing to compact ({counted(got.files_before, 'data file')})\n")
+        return EXIT_OK
+    if args.dry_run:
+        out.write(f"would rewrite {counted(got.rewritten, 'file')} in "
+                  f"{counted(got.buckets, 'bucket')}\n")
+        return EXIT_OK
+    out.write(f"compacted {counted(got.buckets, 'bucket')}: {counted(got.rewritten, 'file')} "
+              f"rewritten as {got.written}; the table now has {counted(got.files_after, 'data file')} "
+              f"({counted(got.bytes_after, 'byte')}, before {got.files_before}, "
+              f"{got.bytes_before}); snapshot {got.snapshot} (COMPACT)\n")
+    return EXIT_OK
