@@ -10,6 +10,7 @@
     df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
     rowformat.spark.expire_snapshots(spark, "/data/db.db/t", retain_last=1)  # old snapshots' files
     rowformat.spark.remove_orphan_files(spark, "/data/db.db/t")   # files failed writes left
+    rowformat.spark.compact(spark, "/data/db.db/t")   # an append table's small files rewritten
 
 See docs/spark.md.
 
@@ -32,6 +33,7 @@ _LAZY = {
     "lookup_row_ids": "lookups",
     "expire_snapshots": "maintenance",
     "remove_orphan_files": "maintenance",
+    "compact": "maintenance",
     "from_fory": "fory_columns",
     "to_fory": "fory_columns",
     "to_spark_schema": "spark_types",

@@ -1,5 +1,6 @@
-"""Table upkeep from a Spark session: :func:`expire_snapshots` and
-:func:`remove_orphan_files`, run on the driver (on Spark Connect, the client)."""
+"""Table upkeep from a Spark session: :func:`expire_snapshots`,
+:func:`remove_orphan_files` and :func:`compact`, run on the driver (on Spark
+Connect, the client)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -30,6 +31,17 @@ def remove_orphan_files(spark, table: str, *, older_than=dt.timedelta(days=1),
     path, settings = _located(spark, table, storage_options)
     return tb.remove_orphan_files(path, older_than=older_than, storage_options=settings,
                                   dry_run=dry_run)
+
+
+def compact(spark, table: str, *, partitions=None, full: bool = False,
+            storage_options: dict | None = None, dry_run: bool = False) -> tb.Compacted:
+    """:func:`rowformat.paimon.tables.compact` of the Paimon append table at
+    ``table``, with the store's settings as :func:`expire_snapshots` finds
+    them: its small files rewritten in one ``COMPACT`` snapshot, on the
+    driver (not yet spread over the executors)."""
+    path, settings = _located(spark, table, storage_options)
+    return tb.compact(path, partitions=partitions, full=full, storage_options=settings,
+                      dry_run=dry_run)
 
 
 def _located(spark, table: str, storage_options: dict | None) -> tuple[str, dict | None]:

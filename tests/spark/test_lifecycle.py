@@ -72,3 +72,19 @@ def test_overwrites_do_not_grow_storage_once_snapshots_expire(spark, tmp_path):
     assert rs.remove_orphan_files(spark, path, older_than=dt.timedelta(hours=1)) \
         == tb.Orphans([stray], 50)
     assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == got
+
+
+def test_compact_rewrites_small_appends(spark, tmp_path):
+    """Six small appends, one file each: rowformat.spark.compact rewrites them
+    as one, in a COMPACT snapshot; Spark reads the same rows, and the snapshot
+    before still reads from the old files."""
+    import rowformat.spark as rs
+    path = str(tmp_path / "ap")
+    for k in range(6):
+        spark.range(k * 10, (k + 1) * 10, 1, 1).write.format(FORMAT).mode("append").save(path)
+    assert len(tb.data_files(tb.open_table(path))) == 6
+    out = rs.compact(spark, path)
+    assert (out.snapshot, out.rewritten, out.written, out.files_after) == (7, 6, 1, 1)
+    assert tb.latest_snapshot(tb.open_table(path)).commit_kind == "COMPACT"
+    assert sorted(r.id for r in spark.read.format(FORMAT).load(path).collect()) == list(range(60))
+    assert len(tb.data_files(tb.open_table(path, snapshot_id=6))) == 6
