@@ -19,7 +19,6 @@ decompressed whole, for every block of the file, N times.
 from __future__ import annotations
 
 import argparse
-import bisect
 import os
 import pathlib
 import sys
@@ -37,6 +36,12 @@ sys.path.insert(0, str(HERE))
 from dataset import SCHEMA_TEXT, generate  # noqa: E402
 
 import rowformat  # noqa: E402
+
+
+def _block(r, b: int) -> tuple[int, int, int, int]:
+    """Block ``b``'s (offset, compressed size, uncompressed size, rows)."""
+    t = r._table
+    return (*t.frame(b), t.usize(b), t.rows(b))
 
 
 def main():
@@ -68,9 +73,8 @@ def main():
     t = {k: [] for k in ("floor", "get", "get_prefix", "take", "take_prefix", "arrow")}
     where = []
     for i in rows:
-        b = bisect.bisect_right(plain._starts_list, i) - 1
-        off, size, usize, n = plain._blocks[b]
-        where.append((i - plain._starts_list[b]) / max(n - 1, 1))
+        off, size, usize, n = _block(plain, b := plain._table.find(i))
+        where.append((i - plain._table.start(b)) / max(n - 1, 1))
         frame = data[off:off + size]
         t0 = time.perf_counter_ns(); d.decompress(frame, usize); t["floor"].append(time.perf_counter_ns() - t0)
         for key, r, fn in (("get", plain, "get"), ("get_prefix", prefix, "get"),
@@ -104,7 +108,7 @@ def main():
 def decoder_alone(path, data, n):
     from rowformat._rowcodec import PrefixBlock
     r = rowformat.RowFileReader(path, SCHEMA_TEXT)
-    blocks = [r._blocks[b] for b in np.linspace(0, r.num_blocks - 2, 4).astype(int)]
+    blocks = [_block(r, b) for b in np.linspace(0, r.num_blocks - 2, 4).astype(int)]
     shares = (0.01, 0.10, 0.25, 0.50, 0.75, 1.0)
     t = {k: [] for k in (*shares, "libzstd")}
     d = zstandard.ZstdDecompressor()
@@ -125,12 +129,12 @@ def decoder_alone(path, data, n):
 def walk_alone(path, data, n):
     from rowformat._rowcodec import PrefixBlock
     r = rowformat.RowFileReader(path, SCHEMA_TEXT)
-    dec = r._decoder(None)
+    dec = r._store.decoder(None)
     shares = (0.25, 0.5, 0.75)
     t = {s: [] for s in shares}
     rows = {s: [] for s in shares}
     for _ in range(n):
-        for off, size, usize, nrows in r._blocks:
+        for off, size, usize, nrows in (_block(r, b) for b in range(r.num_blocks)):
             frame = data[off:off + size]
             for share in shares:
                 i = int(nrows * share)

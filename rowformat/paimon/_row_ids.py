@@ -33,7 +33,7 @@ def check_file(where: str, f: Any, schema_id: int, deletion_file: Any = None) ->
     """SchemaError unless the data file ``f`` (pypaimon's DataFileMeta) is a
     ``.row`` file of the table's schema, all its columns, with a
     ``_ROW_ID`` range and no deleted rows."""
-    if deletion_file is not None or getattr(f, "delete_row_count", 0):
+    if deletion_file is not None or (getattr(f, "delete_row_count", None) or 0):
         raise SchemaError(f"{where}: data file {f.file_name} has deleted rows (deletion "
                           f"vectors), which _ROW_ID lookups do not apply yet; read the "
                           f"table instead")

@@ -32,8 +32,11 @@ class BlockIndex:
     @property
     def offsets(self) -> np.ndarray:
         """File offset of each block: the prefix sums of the compressed sizes."""
-        return np.concatenate(([0], np.cumsum(self.compressed_sizes)[:-1])).astype(np.int64) \
-            if len(self.compressed_sizes) else np.zeros(0, np.int64)
+        sizes = self.compressed_sizes
+        out = np.zeros(len(sizes), np.int64)
+        if len(sizes) > 1:
+            np.cumsum(sizes[:-1], out=out[1:])     # one pass, no copies
+        return out
 
     def __len__(self):
         return len(self.row_starts)
@@ -59,6 +62,10 @@ class BlockIndex:
         """Paimon's seven index invariants (raises CorruptFileError for the
         first that fails, see problems()), after the reader's bound on block
         sizes (the limit the caller set is named first)."""
+        if _blockindex.index_ok(self.compressed_sizes, self.uncompressed_sizes, self.row_starts,
+                                footer.block_count, footer.index_offset, footer.total_rows,
+                                -1 if max_block_size is None else max_block_size):
+            return          # the common case, in one pass in C; else say what is wrong
         uncomp = self.uncompressed_sizes      # its length may differ from len(self): problems() says so
         if max_block_size is not None and len(uncomp) and uncomp.max() > max_block_size:
             b = int(np.argmax(uncomp))

@@ -40,7 +40,7 @@ class FileSet:
     counted, else DatasetError naming ``where`` and the file. Picklable:
     paths travel, open files do not."""
 
-    def __init__(self, paths: Sequence[str], schema: RowType, counts: Sequence[int], *,
+    def __init__(self, paths: Sequence[str], schema: RowType, counts, *,
                  cache_bytes: int, where: str, metadata: Optional[list] = None,
                  prefix_lookups: bool = False, memory_map: bool = False,
                  threads: Optional[int] = None, max_row_size: int = 64 << 20,
@@ -125,7 +125,7 @@ class FileSet:
                 f in self._stores for f in files.tolist())):
             return blocks
         if self._tables is not None:
-            tables = self._tables
+            tables: list = self._tables
         else:
             for f in files.tolist():
                 self.store(f)

@@ -126,7 +126,8 @@ def touched_blocks(wanted: list, threads: int) -> list:
     taking the next block as it finishes one: a random batch's floor, each
     touched block decompressed once, on every core, only as far as needed."""
     outs: list = [[None] * len(w[2]) for w in wanted]
-    jobs = [job for w, out in zip(wanted, outs) if len(job := BlockJob(*w, out))]
+    jobs = [job for (group, of, blocks, lasts, meta), out in zip(wanted, outs)
+            if len(job := BlockJob(group, of, blocks, lasts, meta, out))]
     if not jobs:
         return outs
     helpers = min(threads, sum(len(job) for job in jobs)) - 1

@@ -39,8 +39,8 @@ def path(tmp_path_factory):
 def test_a_batch_freed_by_the_caller_is_reused_by_another_thread(path):
     with RowFileReader(path, SCHEMA, threads=2, cache_bytes=0) as r:
         reserve = _rowcodec.Reserve(r.max_row_size)
-        units = [(segments, reserve, None) for segments in r._units(range(r.num_rows), BATCH)]
-        decode = lambda k: r._decode_unit(units[k], r._all_columns)
+        units = [(segments, reserve, None) for segments in r._scan._units(range(r.num_rows), BATCH)]
+        decode = lambda k: r._scan._decode_unit(units[k], r._all_columns)
         # each of two threads decodes a batch (so its decoder knows the sizes);
         # then the caller frees the first, and the second thread decodes the
         # third batch: the schedule that kept two batches' memory in one arena

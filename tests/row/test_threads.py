@@ -200,14 +200,14 @@ def test_readers_share_a_pool_and_close_waits_for_their_tasks(data):
     import time
     a = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
     b = RowFileReader(path, SCHEMA, threads=2, cache_bytes=0)
-    decode_unit = a._decode_unit
-    a._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]   # slow units
+    decode_unit = a._scan._decode_unit
+    a._scan._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]   # slow units
     it = a.iter_batches(batch_size=100, readahead=6)
     first = next(it)                        # six more units, two running and four queued
     assert first.equals(table.slice(0, 100).to_batches()[0])
-    assert len(a._inflight) >= 4
+    assert len(a._scan._inflight) >= 4
     a.close()                               # cancels the queued ones, waits for the rest
-    assert not a._inflight
+    assert not a._scan._inflight
     with pytest.raises(ValueError, match="closed"):
         list(it)
     assert b.read().equals(table)           # the shared pool still runs b's work
@@ -257,7 +257,7 @@ def test_a_scan_drops_each_batch_before_decoding_past_the_next(data):
     path, _, _ = data
     refs, seen_alive = {}, []
     with RowFileReader(path, SCHEMA, threads=2, cache_bytes=0) as r:
-        decode_unit = r._decode_unit
+        decode_unit = r._scan._decode_unit
         calls = itertools.count()               # units start in the order they are asked for
 
         def watched(unit, positions):
@@ -267,7 +267,7 @@ def test_a_scan_drops_each_batch_before_decoding_past_the_next(data):
             if k == 2:                          # decoded while the caller waits for batch 1
                 seen_alive.append(refs[0]() is not None)
             return decode_unit(unit, positions)
-        r._decode_unit = watched
+        r._scan._decode_unit = watched
         it = r.iter_batches(batch_size=100, readahead=1)
         batch = next(it)
         refs[0] = weakref.ref(batch)
@@ -282,8 +282,8 @@ def test_a_forked_child_closes_a_reader_its_parent_was_scanning(data):
     import time
     path, table, _ = data
     r = RowFileReader(path, SCHEMA, threads=2)
-    decode_unit = r._decode_unit
-    r._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]
+    decode_unit = r._scan._decode_unit
+    r._scan._decode_unit = lambda *args: (time.sleep(0.05), decode_unit(*args))[1]
     it = r.iter_batches(batch_size=100, readahead=4)
     next(it)                                # tasks in flight on the parent's threads
     pid = os.fork()
