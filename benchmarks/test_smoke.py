@@ -152,3 +152,15 @@ def test_object_store_report(tmp_path):
     for op in ("open", "get", "take(100)", "take(1000)", "scan", "scan 2 columns"):
         assert f"| {op} | rowformat `.row` | " in text
     assert "read / touched 1.00x" in text and "Load average" in text
+
+
+def test_scale_report(tmp_path):
+    out = tmp_path / "scale.md"
+    p = subprocess.run([sys.executable, os.path.join(BENCH, "scale.py"), "--rows", "3000",
+                        "--epoch-rows", "3000", "--opens", "1", "--dir", str(tmp_path / "files"),
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    text = out.read_text()
+    for heading in ("## Opening a file", "## RowDataset epoch", "## A 10k-row take"):
+        assert heading in text
+    assert "| 3,000 | 60 |" in text and not (tmp_path / "files").exists()
