@@ -58,34 +58,53 @@ def key_list(options, key: str) -> list[str]:
 
 # ---------------------------------------------------------------- option names
 
-# The options of a read and of a write, as the docs spell them (Spark hands
-# the names over lower-cased: they are compared so), besides ``paimon.<key>``.
+# The options of each kind of read and write, as the docs spell them (Spark
+# hands the names over lower-cased: they are compared so), besides
+# ``paimon.<key>``. The streaming ones carry Paimon's own names, which users
+# of Paimon's Java connector know.
 READ_OPTIONS = ("path", "paths", "snapshotId", "tag", "maxPartitionBytes", "bytesPerPartition",
                 "openCostInBytes", "defaultParallelism", "minPartitions", "rowIds",
                 "pushFilters", "paimonSchema", "rowNumbers", "rowsPerPartition", "batchRows",
                 "selection", "deletionVector")
 WRITE_OPTIONS = ("path", "partitionKeys", "primaryKeys", "bucket", "paimonSchema",
                  "partitionOverwriteMode", "blobReferenceRoots")
+STREAM_READ_OPTIONS = ("path", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis",
+                       "read.stream.maxFilesPerTrigger", "read.stream.maxBytesPerTrigger",
+                       "read.stream.maxRowsPerTrigger", "read.stream.minRowsPerTrigger",
+                       "read.stream.maxTriggerDelayMs", "maxPartitionBytes", "openCostInBytes",
+                       "defaultParallelism")
+STREAM_WRITE_OPTIONS = ("path", "checkpointLocation", "commitUser", "queryName",
+                        "partitionKeys", "primaryKeys", "bucket", "paimonSchema",
+                        "blobReferenceRoots")
+OPTIONS = {"read": READ_OPTIONS, "write": WRITE_OPTIONS, "stream read": STREAM_READ_OPTIONS,
+           "stream write": STREAM_WRITE_OPTIONS}
 PAIMON_PREFIX = "paimon."
 
 
-def check_option_names(options, kind: str) -> None:
-    """Raises DatasetError for an option a ``kind`` ("read" or "write") does
-    not take, naming it and the closest known name: a misspelt option would
-    otherwise be ignored (``partitionKey`` made an unpartitioned table)."""
-    own, other = (READ_OPTIONS, WRITE_OPTIONS) if kind == "read" else \
-        (WRITE_OPTIONS, READ_OPTIONS)
+def check_option_names(options, *kinds: str) -> None:
+    """Raises DatasetError for an option that none of ``kinds`` ("read",
+    "write", "stream read", "stream write") takes, naming it and the
+    closest known name: a misspelt option would otherwise be ignored
+    (``partitionKey`` made an unpartitioned table). Several kinds: where
+    Spark does not say which it is (``schema()`` serves reads and stream
+    reads)."""
+    own = tuple(dict.fromkeys(n for k in kinds for n in OPTIONS[k]))
     known = {n.lower(): n for n in own}
     for key in options:
         name = key.lower()
         if name in known or name.startswith(PAIMON_PREFIX):
             continue
-        others = {n.lower(): n for n in other}
+        others: dict[str, tuple[str, str]] = {}     # name -> (its spelling, the first kind)
+        for k, names in OPTIONS.items():
+            if k not in kinds:
+                for n in names:
+                    others.setdefault(n.lower(), (n, k))
         if name in others:
-            hint = f": {others[name]!r} is a {'write' if kind == 'read' else 'read'} option"
+            hint = f": {others[name][0]!r} is a {others[name][1]} option"
         else:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {known[close[0]]!r}?" if close else ""
+        kind = kinds[0]
         raise DatasetError(f"{FORMAT_NAME}: unknown {kind} option {key!r}{hint} (the {kind} "
                            f"options are {', '.join(own)} and paimon.<Paimon option>; names "
                            f"are case-insensitive)")
@@ -238,7 +257,7 @@ class Sources:
             paths = [options["path"]]
         else:
             raise ValueError(f"{FORMAT_NAME}: give a path: load(path) or save(path)")
-        check_option_names(options, "read")
+        check_option_names(options, "read", "stream read")
         paths = [normalize_path(p) for p in paths]
         settings = storage_settings(options, captured)
         if len({scheme_of(p) for p in paths}) == 1:
