@@ -24,8 +24,9 @@ from ..errors import RowDecodeError, RowMemoryError
 # A take holds at most this many bytes besides its result and the block
 # cache (its own budget): its blocks as their index declares them, in rounds
 # (a training batch's 240 blocks of 64 KiB are 15 MiB: one round), and when
-# it takes rounds, the copy of its rows that puts them back in the order
-# asked (estimated from the blocks' bytes per row). A 10k-row take of 64 KiB
+# it takes rounds, its rows decoded by round (with their builders' slack) and
+# the copy that puts them back in the order asked: three times the rows'
+# bytes, estimated from the blocks' bytes per row, taken off the rounds' share. A 10k-row take of 64 KiB
 # blocks holds its 1.5 MB result and 32 MiB, not its 600 MB of blocks.
 TAKE_BUDGET = 32 << 20
 
@@ -177,12 +178,12 @@ def take(files, group: StoreGroup, rows: np.ndarray, positions, threads: int,
 def _rounds(sizes: np.ndarray, rows: np.ndarray, which: np.ndarray) -> list[np.ndarray] | None:
     """None when blocks of declared ``sizes`` (and ``rows``) hold at most
     TAKE_BUDGET bytes together, else the indexes of consecutive rounds that
-    each hold at most TAKE_BUDGET less the rows' copy (``which``: the block
+    each hold at most TAKE_BUDGET less the rows' copies (``which``: the block
     of each row taken; one block a round at least)."""
     if int(sizes.sum()) <= TAKE_BUDGET:
         return None
-    copy = int((sizes // np.maximum(rows, 1))[which].sum())     # the rows' bytes, about
-    budget = max(TAKE_BUDGET - copy, TAKE_BUDGET // 2)
+    copies = 3 * int((sizes // np.maximum(rows, 1))[which].sum())   # the rows' bytes, about
+    budget = max(TAKE_BUDGET - copies, TAKE_BUDGET // 2)
     ends = np.cumsum(sizes)
     rounds, start = [], 0
     while start < len(sizes):
