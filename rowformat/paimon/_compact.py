@@ -16,7 +16,8 @@ Java's append compaction, run on demand, in three steps:
   commits a compact increment: the inputs as DELETE entries, the outputs as
   ADD entries (partition, bucket and total buckets of the bucket compacted),
   through pypaimon's retrying commit with conflict detection on (the
-  atomic snapshot create of ``_commit`` on object stores). A commit that
+  atomic snapshot create of ``_commit`` on object stores), its base
+  manifests merged as Java's commit merges them (``_manifest_merge``). A commit that
   finds an input gone (a concurrent overwrite or compaction took it) gives
   up as Java's does, unretried: :class:`CompactionConflictError`, the files
   written deleted. New files appended meanwhile do not conflict.
@@ -39,6 +40,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import CompactionConflictError, DatasetError, TableOptionError
 from . import _compact_pick as pick
+from . import _manifest_merge
 
 _COMPACT_SOURCE = 1                 # FileSource.COMPACT (APPEND is 0)
 _BATCH_IDENTIFIER = 2 ** 63 - 1     # BatchWriteBuilder.COMMIT_IDENTIFIER: Long.MAX_VALUE
@@ -238,14 +240,20 @@ def _entries(table, task: _Task, after: list) -> list:
                              total_buckets=total, file=f) for f in after])
 
 
-def _commit(table, entries: list) -> int:
-    """Commits ``entries`` as one COMPACT snapshot; returns its id."""
-    from .tables import acceleration, write_builder
+def _commit(table, entries: list, storage_options: dict | None) -> int:
+    """Commits ``entries`` as one COMPACT snapshot, its base manifests merged
+    as Java's commit merges them (``_manifest_merge``); returns its id."""
+    from ..io import fileio, urls
+    from .tables import acceleration, local_path, write_builder
     commit_user = f"rowformat-compact-{uuid.uuid4()}"     # a dedicated job's own user (Java's)
     table_commit = write_builder(table, False).new_commit()
     table_commit.commit_user = commit_user
     fsc = table_commit.file_store_commit
     fsc.commit_user = commit_user
+    lists = _manifest_merge.MergingManifestLists(
+        fsc.manifest_list_manager, fsc.manifest_file_manager, fsc.manifest_target_size,
+        _manifest_merge.merge_min_count(table))
+    fsc.manifest_list_manager = lists
     try:
         with acceleration():
             try:
@@ -254,6 +262,11 @@ def _commit(table, entries: list) -> int:
                                 detect_conflicts=True, allow_rollback=False)
             except RuntimeError as e:
                 if "conflicts detected" in str(e):
+                    # given up before writing anything but the merged manifests
+                    for name in lists.written:
+                        fileio.delete(local_path(urls.join(
+                            str(fsc.manifest_file_manager.manifest_path), name), table.file_io),
+                            storage_options)
                     raise CompactionConflictError(
                         f"{table.table_path}: compaction gave up: a concurrent commit "
                         f"deleted or replaced files it rewrote ({e})") from None
@@ -282,6 +295,7 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     where = str(table.table_path)
     _refuse_unsupported(table, where)
     s = settings(table)
+    _manifest_merge.merge_min_count(table)     # (checked before any work)
     snapshot = table.snapshot_manager().get_latest_snapshot()
     if snapshot is None:
         return Compacted(None, 0, 0, 0, 0, 0, 0, 0)
@@ -306,7 +320,7 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
         _delete_written(table, written, storage_options)
         raise
     try:
-        snapshot_id = _commit(table, entries)
+        snapshot_id = _commit(table, entries, storage_options)
     except CompactionConflictError:
         # given up before any snapshot was attempted: nothing names the files
         _delete_written(table, written, storage_options)

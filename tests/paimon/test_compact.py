@@ -176,6 +176,7 @@ def test_dry_run_writes_nothing(wh):
     ({"compaction.min.file-num": "0"}, "compaction.min.file-num"),
     ({"target-file-size": "huge"}, "target-file-size"),
     ({"compaction.small-file-ratio": "2"}, "compaction.small-file-ratio"),
+    ({"manifest.merge-min-count": "0"}, "manifest.merge-min-count"),
 ])
 def test_bad_options_are_named(wh, options, name):
     t = wh.create("bad", SCHEMA, options=options)       # (pypaimon's writes would fail on some)
@@ -288,3 +289,59 @@ def test_killed_midway_leaves_only_orphans(wh, point):
     # and it compacts afterwards
     assert tables.compact(str(t.table_path)).snapshot == 7
     assert sort(read(wh.table("k"))).equals(before)
+
+
+def _base(table, snapshot):
+    """(manifest names, {file name: (kind, row count, value stats, key stats)}) of a snapshot's base."""
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    names, entries = [], {}
+    for m in ManifestListManager(table).read_base(snapshot):
+        names.append(m.file_name)
+        for e in ManifestFileManager(table).read(m.file_name, drop_stats=False):
+            entries[e.file.file_name] = _facts(e)
+    return names, entries
+
+
+def _stats(s):
+    return (getattr(s.min_values, "data", s.min_values), getattr(s.max_values, "data", s.max_values),
+            list(s.null_counts or []))
+
+
+def _facts(e):
+    """An entry as comparable values: kind, rows, value and key statistics (their bytes)."""
+    return (e.kind, e.file.row_count, _stats(e.file.value_stats), _stats(e.file.key_stats),
+            e.file.value_stats_cols, e.file.min_sequence_number, e.file.level)
+
+
+def _all_entries(table, snapshot):
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    out = {}
+    for m in ManifestListManager(table).read_all(snapshot):
+        for e in ManifestFileManager(table).read(m.file_name, drop_stats=False):
+            out[e.file.file_name] = _facts(e)
+    return out
+
+
+def test_the_base_manifests_are_merged_as_javas_commit_merges_them(wh):
+    # 32 commits, 32 manifests (>= manifest.merge-min-count): the COMPACT snapshot's base is
+    # them merged into one, every entry with its statistics; the delta holds the compaction
+    t = _appended(wh, "m", 32, {"bucket": "1", "bucket-key": "id", "metadata.stats-mode": "full"})
+    before = sort(read(t))
+    entries = _all_entries(t, _snapshot(t))
+    assert len(entries) == 32
+    got = tables.compact(t)
+    assert got.snapshot == 33
+    names, base = _base(t, _snapshot(t))
+    assert len(names) == 1
+    assert base == entries                             # 32 ADDs, stats as they were
+    assert sort(read(wh.table("m"))).equals(before)
+    assert sort(read(tables.open_table(str(t.table_path), snapshot_id=32))).equals(before)
+    # a later compaction (6 manifests: base + 5 deltas since) leaves the base as it is
+    for i in range(32, 37):
+        write(t, _rows(i))
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    names_before = [m.file_name for m in ManifestListManager(t).read_all(_snapshot(t))]
+    assert tables.compact(t).snapshot == 39
+    assert _base(t, _snapshot(t))[0] == names_before
