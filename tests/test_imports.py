@@ -77,3 +77,35 @@ def test_spark_and_the_cli_reach_paimon_only_through_tables():
                for m, targets in graph.items()
                if m.startswith(("rowformat.spark", "rowformat.cli"))}
     assert {m: t for m, t in private.items() if t} == {}
+
+
+# The floors of the package (docs/development.md, "Layers"): each may import
+# only the floors below it. The core is the type model, Arrow and errors.
+CORE = {"errors", "datatypes", "arrow_types", "arrow_cast", "arrow_data", "arrow_pylist",
+        "schema_json", "row_numbers"}
+MAY_IMPORT = {
+    "core": {"core"},
+    "io": {"core"},
+    "row": {"core", "io"},
+    "blob": {"core", "io"},
+    "fory": {"core", "io"},
+    "paimon": {"core", "io", "row", "blob"},
+    "dataset": {"core", "io", "row", "paimon"},
+    "cli": {"core", "io", "row", "blob", "fory", "paimon"},
+    "spark": {"core", "io", "row", "blob", "fory", "paimon"},
+}
+
+
+def floor(module: str) -> str:
+    part = module.split(".")[1] if "." in module else ""
+    return "core" if part in CORE else part
+
+
+def test_each_floor_imports_only_the_floors_below_it():
+    graph = import_graph(PACKAGE)
+    wrong = sorted(f"{m} -> {t}" for m, targets in graph.items() for t in targets
+                   if floor(m) in MAY_IMPORT and floor(t) != floor(m)
+                   and floor(t) not in MAY_IMPORT[floor(m)])
+    assert wrong == []
+    # every module is on a floor, but the package's top and __main__
+    assert {floor(m) for m in graph} - set(MAY_IMPORT) == {"", "__main__"}
