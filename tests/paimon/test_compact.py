@@ -109,6 +109,23 @@ def test_parquet_table_gets_parquet_files(wh):
     assert sort(read(wh.table("pq"))).equals(before)
 
 
+def test_files_of_an_older_schema(wh):
+    # three files before a column was added, three after: the five oldest, of both schemas
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+    t = _appended(wh, "ev", 3, {"bucket": "1", "bucket-key": "id"})
+    wh.catalog.alter_table("db.ev", [SchemaChange.add_column("w", AtomicType("DOUBLE"))])
+    t = wh.table("ev")
+    for i in range(3, 6):
+        write(t, _rows(i).append_column("w", pa.array([i * 0.5] * 5)))
+    before = sort(read(t))
+    assert before.column("w").null_count == 15
+    got = tables.compact(t)
+    assert (got.rewritten, got.written) == (5, 1)
+    assert sorted(d.schema_id for d in _live(t).values()) == [1, 1]
+    assert sort(read(wh.table("ev"))).equals(before)
+
+
 def test_unaware_bucket_packs_small_files(wh):
     t = _appended(wh, "u", 6, {})            # bucket = -1
     before = sort(read(t))
