@@ -194,10 +194,10 @@ class RowFileReader:
         """Row ``i`` as a tuple of Python values; reads at most one block.
         Negative ``i`` counts from the end."""
         i = row_number(i, self.num_rows, self.name)
-        store = self._store
-        b = store.table.find(i)
-        local = i - store.table.start(b)
-        block = store.rows_block(b, local)
+        store, table = self._store, self._table
+        b = table.find(i)
+        local = i - table.start(b)
+        block = store.rows_block(b, local) if self.prefix_lookups else store.block(b)
         try:
             return store.decoder(None).decode_row(block, local)
         except (RowDecodeError, RowMemoryError) as e:
