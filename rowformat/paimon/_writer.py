@@ -79,10 +79,10 @@ def _bad_block_size(raw: Any, what: str) -> str:
 
 
 class StatsSink:
-    """The value statistics of the ``.row`` data file one
-    ``_write_data_to_file`` call writes, for its table's options: taken by
-    the first file written in the call (the data file), kept for the call
-    to store in the file's ``DataFileMeta``."""
+    """The statistics of the ``.row`` data file one ``_write_data_to_file``
+    call writes, for its table's options: taken by the first file written in
+    the call (the data file), kept for the call to store in the file's
+    ``DataFileMeta``."""
 
     def __init__(self, options: Mapping[str, str], primary_key: bool):
         _stats.check_options(options)
@@ -91,51 +91,59 @@ class StatsSink:
         self.dense = _stats.dense_store(options)
         self.taken = False
         self.stats: Optional[_stats.FileStats] = None
-        self.fields: list = []          # pypaimon DataFields of the kept columns
-
-    def _value_columns(self, names: List[str]) -> list[int]:
-        # a primary-key file is [_KEY_<pk>..., _SEQUENCE_NUMBER, _VALUE_KIND,
-        # values...]: its value statistics are the values' (the key stats
-        # stay pypaimon's)
-        if not self.primary_key:
-            return list(range(len(names)))
-        return [i for i, n in enumerate(names)
-                if not n.startswith(_stats.KEY_PREFIX) and n not in ("_SEQUENCE_NUMBER",
-                                                                     "_VALUE_KIND")]
+        self.fields: list = []          # pypaimon DataFields of the kept value columns
+        self.key_stats: Optional[_stats.FileStats] = None
 
     def take(self, fields: List[Any]) -> Optional["_FileStatsPlan"]:
         """The plan of the first file written in the call, None for the rest."""
         if self.taken:
             return None
         self.taken = True
-        names = [f.name for f in fields]
-        columns = self._value_columns(names)
-        modes = _stats.column_modes(self.options, [names[i] for i in columns],
-                                    level0=self.primary_key)
-        return _FileStatsPlan(self, fields, columns, modes)
+        return _FileStatsPlan(self, fields)
 
 
 class _FileStatsPlan:
-    """One file's statistics: the encoder's modes, then what they became."""
+    """One file's statistics: the columns and modes, then what they became.
 
-    def __init__(self, sink: StatsSink, fields: List[Any], columns: list[int], modes: list):
-        self.sink, self.fields, self.columns, self.modes = sink, fields, columns, modes
+    A primary-key file is ``[_KEY_<pk>..., _SEQUENCE_NUMBER, _VALUE_KIND,
+    values...]``: its value statistics are the values', its key statistics
+    the ``_KEY_`` columns' (system fields: truncate(128) unless they have
+    their own mode), stored full width as Java's ``toBinaryAllMode``."""
+
+    def __init__(self, sink: StatsSink, fields: List[Any]):
+        self.sink, self.fields = sink, fields
+        names = [f.name for f in fields]
+        if sink.primary_key:
+            self.keys = [i for i, n in enumerate(names) if n.startswith(_stats.KEY_PREFIX)]
+            self.values = [i for i, n in enumerate(names)
+                           if not n.startswith(_stats.KEY_PREFIX)
+                           and n not in ("_SEQUENCE_NUMBER", "_VALUE_KIND")]
+        else:
+            self.keys, self.values = [], list(range(len(names)))
+        self.key_modes = _stats.column_modes(sink.options, [names[i] for i in self.keys],
+                                             level0=True)
+        self.modes = _stats.column_modes(sink.options, [names[i] for i in self.values],
+                                         level0=sink.primary_key)
 
     def encoder_modes(self) -> Optional[list[str]]:
         """RowFileWriter's ``stats``; None when no column has any (no cost)."""
         out = ["none"] * len(self.fields)
-        for i, mode in zip(self.columns, self.modes):
+        for i, mode in [*zip(self.values, self.modes), *zip(self.keys, self.key_modes)]:
             out[i] = ("none", "counts", "min-max")[mode.encode]
         return out if any(m != "none" for m in out) else None
 
+    def _of(self, schema, raw: list, columns: list[int], modes: list, dense: bool):
+        return _stats.file_stats([schema.fields[i].type for i in columns],
+                                 [schema.fields[i].name for i in columns], modes,
+                                 [raw[i] for i in columns], dense)
+
     def record(self, schema, raw: Optional[list]) -> None:
         raw = raw if raw is not None else [None] * len(schema.fields)
-        types = [schema.fields[i].type for i in self.columns]
-        names = [schema.fields[i].name for i in self.columns]
-        stats = _stats.file_stats(types, names, self.modes, [raw[i] for i in self.columns],
-                                  self.sink.dense)
+        stats = self._of(schema, raw, self.values, self.modes, self.sink.dense)
         self.sink.stats = stats
-        self.sink.fields = [self.fields[self.columns[k]] for k in stats.kept]
+        self.sink.fields = [self.fields[self.values[k]] for k in stats.kept]
+        if self.keys:
+            self.sink.key_stats = self._of(schema, raw, self.keys, self.key_modes, False)
 
 
 _stats_sink: ContextVar[Optional[StatsSink]] = ContextVar("rowformat_paimon_stats",
@@ -146,8 +154,9 @@ def _table_options(options: Any) -> Mapping[str, str]:
     return getattr(getattr(options, "options", None), "data", None) or {}
 
 
-def _store_stats(meta: Any, sink: StatsSink) -> None:
-    """Puts ``sink``'s statistics in pypaimon's ``DataFileMeta`` ``meta``."""
+def _store_stats(meta: Any, sink: StatsSink, key_fields: List[Any]) -> None:
+    """Puts ``sink``'s statistics in pypaimon's ``DataFileMeta`` ``meta``
+    (``key_fields``: the writer's trimmed primary-key fields)."""
     from pypaimon.manifest.schema.simple_stats import SimpleStats
     from pypaimon.table.row.binary_row import BinaryRow
     stats = sink.stats
@@ -156,6 +165,10 @@ def _store_stats(meta: Any, sink: StatsSink) -> None:
                                    BinaryRow(stats.max_values, sink.fields),
                                    stats.null_counts)
     meta.value_stats_cols = stats.columns
+    keys = sink.key_stats
+    if keys is not None and len(keys.kept) == len(key_fields):
+        meta.key_stats = SimpleStats(BinaryRow(keys.min_values, key_fields),
+                                     BinaryRow(keys.max_values, key_fields), keys.null_counts)
 
 
 class _ValueStatsOff:
@@ -206,7 +219,7 @@ def make_write_data_to_file(stock: Any) -> Any:
             _stats_sink.reset(stoken)
             _block_size.reset(token)
         if sink is not None and sink.stats is not None and len(self.committed_files) > before:
-            _store_stats(self.committed_files[-1], sink)
+            _store_stats(self.committed_files[-1], sink, list(self.trimmed_primary_keys_fields))
 
     _write_data_to_file.__qualname__ = "DataWriter._write_data_to_file"
     return _write_data_to_file

@@ -354,6 +354,28 @@ def test_primary_key_tables_get_value_stats_of_their_value_columns(wh, mode):
                             java_row([("BIGINT", (), 3), ("STRING", (), want_hi)]), [0, 1], None)
 
 
+def test_primary_key_stats_are_truncate_128_full_width(wh):
+    """Key stats: the _KEY_ columns, system fields (truncate(128)), never dense."""
+    s = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("n", pa.int32(),
+                                                                        nullable=False)])
+    t = wh.create("t", s, primary_keys=["k", "n"],
+                  options={"bucket": "1", "metadata.stats-mode": "none"})
+    keys = ["\u00e9" * 200, "b" * 130, "a"]
+    with rp.accelerated():
+        write(t, pa.table({"k": keys, "n": [1, 2, 3]}, schema=s))
+    [meta] = file_metas(t)
+    ks = meta["_KEY_STATS"]
+    assert (ks["_MIN_VALUES"], ks["_MAX_VALUES"], ks["_NULL_COUNTS"]) == (
+        java_row([("STRING", (), "a"), ("INT", (), 1)]),
+        java_row([("STRING", (), "\u00e9" * 127 + "\u00ea"), ("INT", (), 3)]), [0, 0])
+    assert meta["_VALUE_STATS_COLS"] == []
+    # pypaimon's planner reads them: a key equality outside [min, max] plans nothing
+    rb = t.new_read_builder()
+    pb = rb.new_predicate_builder()
+    assert rb.with_filter(pb.equal("n", 4)).new_scan().plan().splits() == []
+    assert len(rb.with_filter(pb.equal("n", 2)).new_scan().plan().splits()) == 1
+
+
 # -- pruning ------------------------------------------------------------------
 
 def _three_files(wh):
