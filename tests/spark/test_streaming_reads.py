@@ -1,0 +1,109 @@
+"""``spark.readStream.format("paimon-row")`` (issue 44, item 1): offsets
+name a snapshot and a split in it; startup by Paimon's ``scan.mode``;
+admission control by ``read.stream.*``; ``trigger(availableNow=True)``;
+restarts from the checkpoint read each row once; expired snapshots are an
+error. The output is Spark's Parquet file sink (exactly once by itself)."""
+import os
+
+import pytest
+
+from rowformat.paimon import tables as tb
+
+FORMAT = "paimon-row"
+
+
+def append(spark, table, start, n, parts=1):
+    """One snapshot of ids ``start .. start + n - 1`` in ``parts`` files."""
+    spark.range(start, start + n, numPartitions=parts).selectExpr("id", "concat('v', id) AS v") \
+        .write.format(FORMAT).mode("append").save(table)
+
+
+def stream(spark, table, out, ck, **options):
+    """One availableNow run of a query streaming ``table`` into Parquet at
+    ``out``; returns its progress (one entry per micro-batch with rows)."""
+    r = spark.readStream.format(FORMAT)
+    for k, v in options.items():
+        r = r.option(k, v)
+    q = r.load(table).writeStream.format("parquet").option("checkpointLocation", ck) \
+        .trigger(availableNow=True).start(out)
+    q.awaitTermination(120)
+    return [p for p in q.recentProgress if p["numInputRows"]]
+
+
+def ids(spark, out):
+    return sorted(r.id for r in spark.read.parquet(out).collect())
+
+
+def test_latest_full_then_each_new_snapshot_once_across_restarts(spark, tmp_path):
+    table, out, ck = str(tmp_path / "t"), str(tmp_path / "out"), str(tmp_path / "ck")
+    append(spark, table, 0, 5)
+    append(spark, table, 5, 5)
+    stream(spark, table, out, ck)
+    assert ids(spark, out) == list(range(10))           # the latest snapshot in full
+    append(spark, table, 10, 3)
+    append(spark, table, 13, 3)
+    # an overwrite is not read (Paimon's streaming-read-overwrite is off)
+    stream(spark, table, out, ck)
+    assert ids(spark, out) == list(range(16))           # restarted: only what came after
+    stream(spark, table, out, ck)
+    assert ids(spark, out) == list(range(16))           # nothing new: nothing read
+
+
+def test_scan_modes(spark, tmp_path):
+    table = str(tmp_path / "t")
+    for i in range(3):
+        append(spark, table, 10 * i, 2)                 # snapshots 1, 2, 3
+    t = tb.open_table(table)
+    second = tb.snapshot_by_id(t, 2).time_millis
+    cases = {"latest": ({"scan.mode": "latest"}, []),
+             "from2": ({"scan.mode": "from-snapshot", "scan.snapshot-id": "2"},
+                       [10, 11, 20, 21]),
+             "from2full": ({"scan.mode": "from-snapshot-full", "scan.snapshot-id": "2"},
+                           [0, 1, 10, 11, 20, 21]),
+             "id3": ({"scan.snapshot-id": "3"}, [20, 21]),
+             "ts": ({"scan.timestamp-millis": str(second)}, [10, 11, 20, 21])}
+    for name, (options, want) in cases.items():
+        out = str(tmp_path / name)
+        stream(spark, table, out, str(tmp_path / f"ck-{name}"), **options)
+        got = ids(spark, out) if os.path.exists(os.path.join(out, "_spark_metadata")) and \
+            os.listdir(os.path.join(out, "_spark_metadata")) else []
+        assert got == want, name
+    with pytest.raises(Exception, match="option scan.mode 'nope' is not one"):
+        stream(spark, table, str(tmp_path / "x"), str(tmp_path / "ck-x"), **{"scan.mode": "nope"})
+    with pytest.raises(Exception, match="unknown read option 'read.stream.maxfiles'; did you "
+                       "mean 'read.stream.maxFilesPerTrigger'"):
+        stream(spark, table, str(tmp_path / "y"), str(tmp_path / "ck-y"),
+               **{"read.stream.maxFiles": "1"})
+
+
+def test_admission_limits_bound_every_micro_batch(spark, tmp_path):
+    table = str(tmp_path / "t")
+    for i in range(3):
+        append(spark, table, 10 * i, 6, parts=3)        # 3 snapshots of 3 files of 2 rows
+    progress = stream(spark, table, str(tmp_path / "o1"), str(tmp_path / "c1"),
+                      **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1",
+                         "read.stream.maxFilesPerTrigger": "2"})
+    # (a batch ends inside a snapshot and the next goes on from there)
+    assert [p["numInputRows"] for p in progress] == [4, 4, 4, 4, 2]
+    assert ids(spark, str(tmp_path / "o1")) == sorted(10 * i + j for i in range(3)
+                                                      for j in range(6))
+    progress = stream(spark, table, str(tmp_path / "o2"), str(tmp_path / "c2"),
+                      **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1",
+                         "read.stream.maxRowsPerTrigger": "7"})
+    assert [p["numInputRows"] for p in progress] == [6, 6, 6]
+
+
+def test_an_expired_start_is_an_error_naming_the_option(spark, tmp_path):
+    table, out, ck = str(tmp_path / "t"), str(tmp_path / "out"), str(tmp_path / "ck")
+    append(spark, table, 0, 2)
+    stream(spark, table, out, ck, **{"scan.mode": "latest"})
+    for i in range(1, 4):
+        append(spark, table, 10 * i, 2)
+    tb.expire_snapshots(table, retain_last=1)
+    with pytest.raises(Exception, match="scan.snapshot-id is 1 but the earliest snapshot is 4"):
+        stream(spark, table, str(tmp_path / "o2"), str(tmp_path / "c2"),
+               **{"scan.snapshot-id": "1"})
+    # the checkpoint's next snapshot (2) has expired: an error, not a silent jump
+    with pytest.raises(Exception, match="has to read snapshot 2 next, but the earliest "
+                       "snapshot is 4"):
+        stream(spark, table, out, ck)
