@@ -66,12 +66,12 @@ import sys
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
 
-from ..errors import SchemaError
+from ..errors import DatasetError, SchemaError
 from ..paimon import tables as tb
 from . import FORMAT_NAME
 from .file_source import RowReader, row_number_fields
-from .options import Sources, environment_storage, flag, merge_storage, parse_paimon_schema, \
-    session_storage
+from .options import Sources, check_option_names, environment_storage, flag, merge_storage, \
+    parse_paimon_schema, session_storage
 from .sizing import PartitionSizing
 from .table_source import (
     FilteringReader, TableReader, TableWriter, check_row_tracking, open_for_read,
@@ -121,6 +121,7 @@ class RowDataSource(DataSource):
     def reader(self, schema: StructType):
         settle_worker()
         sources = Sources.resolve(self.options, self.storage_conf)
+        check_option_names(self.options, "read")      # (no stream read option)
         sizing = PartitionSizing.from_options(self.options, self.session_conf)
         if sources.table is not None:
             # Only a reader that has pushFilters gets filters, and Spark refuses
@@ -139,6 +140,22 @@ class RowDataSource(DataSource):
     def writer(self, schema: StructType, overwrite: bool):
         settle_worker()
         return TableWriter(self.options, schema, overwrite, self.storage_conf)
+
+    def streamReader(self, schema: StructType):   # spark.readStream: .stream_reader
+        settle_worker()
+        from .stream_reader import TableStreamReader
+        sources = Sources.resolve(self.options, self.storage_conf)
+        if sources.table is None:
+            raise DatasetError(f"{FORMAT_NAME}: {sources.describe(self.options)} is not a "
+                               f"Paimon table: only tables can be read as a stream")
+        sizing = PartitionSizing.from_options(self.options, self.session_conf)
+        return TableStreamReader(self.options, schema, sources.table, sizing,
+                                 sources.storage_options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):  # df.writeStream: .stream_writer
+        settle_worker()
+        from .stream_writer import TableStreamWriter
+        return TableStreamWriter(self.options, schema, overwrite, self.storage_conf)
 
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
