@@ -28,8 +28,11 @@ and manifests that no snapshot names (``remove_orphan_files`` takes them);
 the table reads as before. Streaming readers skip ``COMPACT`` snapshots
 (pypaimon's and Java's delta follow-up scanners read ``APPEND`` ones only).
 
-Not yet: primary-key tables (universal and full compaction), deletion
-vectors, row tracking and data evolution, postponed buckets: refused with a
+Primary-key tables (``deduplicate`` merge engine, ``.row`` files) are
+picked and merged by ``_compact_lsm`` (Java's universal and full
+compaction) and written at the output level. Not yet: the other merge
+engines, ``sequence.field``, changelog producers, deletion vectors, row
+tracking and data evolution, postponed buckets: refused with a
 :class:`TableOptionError` naming the option.
 """
 from __future__ import annotations
@@ -39,9 +42,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+import pyarrow as pa
+
 from ..errors import CompactionConflictError, DatasetError, TableOptionError
 from . import _compact_pick as pick
-from . import _manifest_merge
+from . import _compact_lsm, _manifest_merge
 
 _COMPACT_SOURCE = 1                 # FileSource.COMPACT (APPEND is 0)
 _BATCH_IDENTIFIER = 2 ** 63 - 1     # BatchWriteBuilder.COMMIT_IDENTIFIER: Long.MAX_VALUE
@@ -67,6 +72,8 @@ class _Task:
     bucket: int
     total_buckets: int | None
     files: list             # DataFileMeta, in the order they are rewritten
+    level: int = 0          # the output level (primary-key tables: _compact_lsm)
+    drop_delete: bool = False
 
 
 def _raw_options(table) -> dict:
@@ -77,11 +84,12 @@ def _true(options: dict, key: str) -> bool:
     return str(options.get(key, "false")).strip().lower() == "true"
 
 
+_KEY_ROOTS = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "CHAR", "VARCHAR",
+                        "BINARY", "VARBINARY", "DECIMAL", "DATE"})     # Arrow sorts them as Paimon
+
+
 def _refuse_unsupported(table, where: str) -> None:
     options = _raw_options(table)
-    if table.is_primary_key_table:
-        raise TableOptionError(f"{where}: compaction of primary-key tables (primary-key "
-                               f"{list(table.primary_keys)}) is not supported yet")
     for key in ("deletion-vectors.enabled", "row-tracking.enabled", "data-evolution.enabled"):
         if _true(options, key):
             raise TableOptionError(f"{where}: compaction of tables with {key} = true "
@@ -89,6 +97,34 @@ def _refuse_unsupported(table, where: str) -> None:
     if str(options.get("bucket", "-1")).strip() == "-2":
         raise TableOptionError(f"{where}: compaction of postponed-bucket tables (bucket = -2) "
                                f"is not supported yet")
+    if not table.is_primary_key_table:
+        return
+    engine = str(options.get("merge-engine", "deduplicate")).strip().lower()
+    if engine != "deduplicate":
+        raise TableOptionError(f"{where}: compaction of primary-key tables with merge-engine = "
+                               f"{engine} is not supported yet (deduplicate is)")
+    for key in ("sequence.field", "compaction.optimization-interval",
+                "compaction.total-size-threshold", "compaction.incremental-size-threshold"):
+        if options.get(key) not in (None, ""):
+            raise TableOptionError(f"{where}: compaction of primary-key tables with {key} "
+                                   f"is not supported yet")
+    for key in ("compaction.force-up-level-0", "force-lookup"):
+        if _true(options, key):
+            raise TableOptionError(f"{where}: compaction of primary-key tables with {key} = "
+                                   f"true is not supported yet")
+    producer = str(options.get("changelog-producer", "none")).strip().lower()
+    if producer != "none":
+        raise TableOptionError(f"{where}: compaction of primary-key tables with "
+                               f"changelog-producer = {producer} is not supported yet")
+    fmt = str(options.get("file.format", "parquet")).strip().lower()
+    if fmt != "row":
+        raise TableOptionError(f"{where}: compaction of primary-key tables with file.format = "
+                               f"{fmt} is not supported yet (row is)")
+    from ._field_types import row_type
+    for f in row_type(table.trimmed_primary_keys_fields).fields:
+        if f.type.root not in _KEY_ROOTS:
+            raise TableOptionError(f"{where}: compaction of primary-key tables keyed by "
+                                   f"{f.name} ({f.type}) is not supported yet")
 
 
 def _int_option(options: dict, key: str, default: int, least: int) -> int:
@@ -178,8 +214,18 @@ def plan(table, snapshot, s: pick.Settings, partitions: list[dict] | None,
             groups.setdefault((tuple(e.partition.values), e.bucket), []).append(e)
     tasks = []
     unaware = int(table.total_buckets) == -1
+    lsm_settings = _compact_lsm.settings(_raw_options(table)) if table.is_primary_key_table \
+        else None
     for (_, bucket), group in sorted(groups.items(), key=lambda kv: (repr(kv[0][0]), kv[0][1])):
         files = [e.file for e in group]
+        if lsm_settings is not None:
+            got = _compact_lsm.pick(files, lsm_settings, full)
+            if got is not None:
+                runs, level = got
+                unit = [f for r in runs for f in r.files]
+                tasks.append(_Task(group[0].partition, bucket, group[0].total_buckets, unit,
+                                   level, _compact_lsm.drop_delete(files, level)))
+            continue
         if unaware:
             picked = pick.unaware_bucket(files, s, full)
         else:
@@ -198,6 +244,8 @@ def _rewrite(table, task: _Task) -> list:
     for f in task.files:
         f.file_path = (f.physical_path() if f.external_path
                        else canonical_data_file_path(table, values, task.bucket, f.file_name))
+    if table.is_primary_key_table:
+        return _rewrite_merged(table, task)
     writer = AppendOnlyDataWriter(table, values, task.bucket, 0, table.options)
     try:
         for batch in _input_batches(table, task):
@@ -219,6 +267,64 @@ def _rewrite(table, task: _Task) -> list:
             max_sequence_number=sequence + meta.row_count - 1))
         sequence += meta.row_count
     return out
+
+
+def _rewrite_merged(table, task: _Task) -> list:
+    """A primary-key unit's rows merged (``_compact_lsm``) and written at its output level."""
+    from pypaimon.write.writer.key_value_data_writer import KeyValueDataWriter
+    from ..row.reader import RowFileReader
+    from .tables import acceleration, arrow_schema, file_schema, local_path, reader_options
+    schema_id = table.table_schema.id
+    old = [f.file_name for f in task.files if f.schema_id != schema_id]
+    if old:
+        raise DatasetError(f"{table.table_path}: compacting primary-key files of an older schema "
+                           f"({old[0]}) is not supported yet")
+    target = arrow_schema(table)
+    keys = list(table.trimmed_primary_keys)
+    parts = []
+    for f in task.files:
+        reader = RowFileReader(local_path(str(f.physical_path()), table.file_io),
+                               file_schema(table, f), storage_options=reader_options(table))
+        try:
+            parts.append(reader.read())
+        finally:
+            reader.close()
+    data = pa.concat_tables(parts)
+    merged = _compact_lsm.latest_per_key(data, [f"_KEY_{k}" for k in keys], task.drop_delete)
+    fields, arrays = [], []
+    for k in keys:
+        field = target.field(k)
+        fields.append(pa.field(f"_KEY_{k}", field.type, nullable=field.nullable))
+        arrays.append(merged.column(f"_KEY_{k}").cast(field.type))
+    fields += [pa.field("_SEQUENCE_NUMBER", pa.int64(), nullable=False),
+               pa.field("_VALUE_KIND", pa.int8(), nullable=False)]
+    arrays += [merged.column("_SEQUENCE_NUMBER").cast(pa.int64()),
+               merged.column("_VALUE_KIND").cast(pa.int8())]
+    for field in target:
+        fields.append(field)
+        arrays.append(merged.column(field.name).cast(field.type))
+    out = pa.Table.from_arrays(arrays, schema=pa.schema(fields)).combine_chunks()
+    if not out.num_rows:
+        return []           # every key deleted: the unit goes, nothing replaces it
+    writer = KeyValueDataWriter(table, tuple(task.partition.values), task.bucket, 0,
+                                table.options)
+    try:
+        with acceleration():
+            writer._roll_write(out)
+    except BaseException:
+        writer.abort()
+        raise
+    # the files hold ``out``'s rows in order; each counts its retractions
+    # (Java's _DELETE_ROW_COUNT; pypaimon's writer puts 0)
+    kinds = out.column("_VALUE_KIND").to_numpy()
+    metas, start = [], 0
+    for meta in writer.committed_files:
+        end = start + int(meta.row_count)
+        deleted = int(((kinds[start:end] == 1) | (kinds[start:end] == 3)).sum())
+        metas.append(dataclasses.replace(meta, file_source=_COMPACT_SOURCE, level=task.level,
+                                         delete_row_count=deleted))
+        start = end
+    return metas
 
 
 def _input_batches(table, task: _Task):
@@ -322,6 +428,8 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     _refuse_unsupported(table, where)
     s = settings(table)
     _manifest_merge.merge_min_count(table)     # (checked before any work)
+    if table.is_primary_key_table:
+        _compact_lsm.settings(_raw_options(table))
     snapshot = table.snapshot_manager().get_latest_snapshot()
     if snapshot is None:
         return Compacted(None, 0, 0, 0, 0, 0, 0, 0)
