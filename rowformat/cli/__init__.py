@@ -136,14 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_remove_orphans)
 
     p = sub.add_parser("compact", parents=[after],
-                       help="compact a Paimon append table's small files in one COMPACT snapshot",
-                       description="Paimon Java's append compaction (rowformat.paimon.tables."
-                                   "compact): by bucket, the small files the table's "
-                                   "compaction.min.file-num and target-file-size pick are "
-                                   "rewritten, committed as one COMPACT snapshot.")
+                       help="compact a Paimon table's small files or sorted runs in one "
+                            "COMPACT snapshot",
+                       description="Paimon Java's compaction (rowformat.paimon.tables.compact): "
+                                   "by bucket, an append table's small files or a primary-key "
+                                   "table's sorted runs, picked by the table's options, "
+                                   "rewritten and committed as one COMPACT snapshot.")
     p.add_argument("table", help="a Paimon table directory or URL")
     p.add_argument("--full", action="store_true",
-                   help="a full compaction (every bucket's small files, as Java's)")
+                   help="a full compaction (as Java's)")
     p.add_argument("--partition", action="append", metavar="K=V[,K2=V2]",
                    help="only this partition (repeatable; K=V pairs joined by commas)")
     p.add_argument("--dry-run", action="store_true", help="say what would be rewritten; write nothing")

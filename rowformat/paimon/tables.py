@@ -16,7 +16,7 @@ users. Importing it does not import pypaimon.
 * write: :func:`write_batches`, :func:`commit`, :func:`abort`;
 * upkeep: :func:`expire_snapshots` (the files of old snapshots deleted),
   :func:`remove_orphan_files` (the files failed writes left) and
-  :func:`compact` (an append table's small files rewritten, a ``COMPACT`` snapshot).
+  :func:`compact` (small files or sorted runs rewritten, a ``COMPACT`` snapshot).
 
 A table is a directory, local or a URL (``s3://bucket/wh/db.db/t``, ...: its
 store's settings as ``storage_options``, the Paimon catalog's ``s3.endpoint``,
@@ -235,12 +235,13 @@ def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
 def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bool = False,
             storage_options: dict | None = None, dry_run: bool = False,
             progress=None) -> Compacted:
-    """Compacts an append table (a path or a pypaimon ``FileStoreTable``) as
-    Paimon Java does, in one ``COMPACT`` snapshot: by bucket, the small files
-    picked by the table's ``compaction.min.file-num``, ``target-file-size``,
-    ``compaction.small-file-ratio`` (``full``: a full compaction) rewritten
-    as new files, only in ``partitions`` (dicts of partition key to value)
-    if given. Returns what it did (:class:`Compacted`); with ``dry_run``,
+    """Compacts a table (a path or a pypaimon ``FileStoreTable``) as Paimon
+    Java does, in one ``COMPACT`` snapshot: by bucket, an append table's small
+    files (``compaction.min.file-num``, ``target-file-size``,
+    ``compaction.small-file-ratio``) or a primary-key table's sorted runs
+    (universal compaction: ``num-sorted-run.compaction-trigger``, ...;
+    ``deduplicate`` tables) rewritten (``full``: a full compaction), only in
+    ``partitions`` (dicts of partition key to value) if given. Returns what it did (:class:`Compacted`); with ``dry_run``,
     what it would rewrite, nothing written. ``progress(done, total)`` is
     called after each bucket. A concurrent commit that deleted an input
     file meanwhile makes it give up: ``CompactionConflictError``, nothing
