@@ -114,16 +114,37 @@ static inline int64_t rf_first_nan(const void *data, int wide, const uint8_t *va
     return 0;
 }
 
-/* BOOLEAN: lo = 0 once a false is seen, hi = 1 once a true is */
+/* The nulls among rows [start, stop): the zero bits of the validity bitmap
+   from off + start, a 64-bit word at a time. */
+static inline int64_t rf_count_nulls(const uint8_t *valid, int64_t off, int64_t start,
+                                     int64_t stop) {
+    int64_t p = off + start, end = off + stop, set = 0;
+    if (!valid || stop <= start)
+        return 0;
+    for (; p < end && (p & 63); p++)
+        set += rf_valid_at(valid, p);
+    for (; p + 64 <= end; p += 64) {
+        uint64_t w;
+        memcpy(&w, valid + (p >> 3), 8);
+        set += __builtin_popcountll(w);
+    }
+    for (; p < end; p++)
+        set += rf_valid_at(valid, p);
+    return (stop - start) - set;
+}
+
+/* BOOLEAN: lo = 0 once a false is seen, hi = 1 once a true is; once both
+   are, only the nulls are left to count */
 static inline void rf_minmax_bool(rf_minmax *s, const uint8_t *bits, const uint8_t *valid,
                                   int64_t off, int64_t start, int64_t stop) {
     int64_t j, nulls = 0;
     int any_false = s->has && s->lo == 0, any_true = s->has && s->hi == 1;
-    for (j = start; j < stop; j++) {
+    for (j = start; j < stop && !(any_true && any_false); j++) {
         int64_t p = off + j;
         if (valid && !rf_valid_at(valid, p)) { nulls++; continue; }
         if ((bits[p >> 3] >> (p & 7)) & 1) any_true = 1; else any_false = 1;
     }
+    nulls += rf_count_nulls(valid, off, j, stop);
     if (any_true || any_false) {
         s->has = 1;
         s->lo = any_false ? 0 : 1;

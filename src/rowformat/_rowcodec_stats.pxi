@@ -42,6 +42,7 @@ cdef extern from "rf_stats.h" nogil:
                          const uint8_t *valid, int64_t off, int64_t start, int64_t stop,
                          const uint8_t **pmin, int64_t *lmin, const uint8_t **pmax,
                          int64_t *lmax, int *min_moved, int *max_moved)
+    int64_t rf_count_nulls(const uint8_t *valid, int64_t off, int64_t start, int64_t stop)
     int64_t RF_F64_NAN_KEY
     int64_t RF_F32_NAN_KEY
 
@@ -79,15 +80,6 @@ cdef void stats_decimals(const Node *c, ColStats *s, int64_t start, int64_t stop
             s.dmax = v
 
 
-cdef int64_t count_nulls(const Node *c, int64_t start, int64_t stop) noexcept nogil:
-    cdef int64_t j, n = 0
-    if c.valid == NULL:
-        return 0
-    for j in range(start, stop):
-        n += not is_valid(c, j)
-    return n
-
-
 cdef int keep_bytes(Buf *b, const uint8_t *src, int64_t n) noexcept nogil:
     b.len = 0
     if buf_reserve(b, n if n > 0 else 1):
@@ -108,7 +100,7 @@ cdef int stats_collect(const Node *c, ColStats *s, int64_t start, int64_t stop) 
     if s.mode == ST_NONE:
         return 0
     if s.mode == ST_COUNTS:
-        s.mm.nulls += count_nulls(c, start, stop)
+        s.mm.nulls += rf_count_nulls(c.valid, c.off, start, stop)
         return 0
     if kind == K_STR or kind == K_BIN:
         rf_minmax_bytes(&s.mm.has, &s.mm.nulls, c.data, c.off32, c.valid, c.off, start, stop,

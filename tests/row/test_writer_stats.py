@@ -82,3 +82,17 @@ def test_counts_none_and_types_without_order(tmp_path):
 def test_a_stats_entry_per_field_is_required(tmp_path):
     with pytest.raises(ValueError, match="one of \\['counts', 'min-max', 'none'\\] for each"):
         rowformat.RowFileWriter(tmp_path / "x.row", "a INT", stats=["full"])
+
+
+def test_null_counts_of_sliced_columns_over_word_edges(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 20_000
+    flags = [None if rng.random() < 0.3 else bool(rng.random() < 0.5) for _ in range(n)]
+    ints = [None if rng.random() < 0.1 else int(v) for v in rng.integers(0, 9, n)]
+    table = pa.table({"b": pa.array(flags, pa.bool_()),
+                      "i": pa.array(ints, pa.int32())}).slice(13, n - 77)
+    got = _write(tmp_path, table, "b BOOLEAN, i INT", ["min-max", "counts"])
+    b, i = table.column("b").to_pylist(), table.column("i").to_pylist()
+    assert got == [(b.count(None), 0, 1), (i.count(None), None, None)]
+    only_true = pa.table({"b": pa.array([None, True, None, True] * 3000, pa.bool_())}).slice(3)
+    assert _write(tmp_path, only_true, "b BOOLEAN", ["min-max"]) == [(5998, 1, 1)]
