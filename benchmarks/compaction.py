@@ -1,13 +1,17 @@
-"""Append compaction (issue 43): an append table written in ``--commits``
-small commits, scanned before and after ``rowformat.paimon.tables.compact``,
-against the same rows written in one commit; and the compaction's throughput
-against an accelerated write of the same rows. Scans are accelerated pypaimon
-reads of the whole table, interleaved round by round (one-commit table,
-many-commit table at its last APPEND snapshot by time travel: the same
-files as before compacting, the compacted table), medians of ``--repeats``.
+"""Compaction (issue 43). Append: a table written in ``--commits`` small
+commits, scanned before and after ``rowformat.paimon.tables.compact``,
+against the same rows written in one commit; the compaction's throughput
+against an accelerated write of the same rows. Primary key (the issue's
+case): ``--pk-rows`` rows in 2 buckets, then ``--upserts`` upserts of
+``--pk-rows``/20 rows each, scanned (merged) before and after compacting,
+against the final rows freshly written. Scans are accelerated pypaimon reads
+of the whole table, interleaved round by round (the reference, the table at
+its last APPEND snapshot by time travel: the files before compacting, the
+compacted table), medians of ``--repeats``.
 
     .venv/bin/python benchmarks/compaction.py [--rows 1000000] [--commits 200]
-        [--repeats 5] [--out benchmarks/results-compaction.md]
+        [--pk-rows 200000] [--upserts 40] [--repeats 5]
+        [--out benchmarks/results-compaction.md]
 """
 from __future__ import annotations
 
@@ -24,13 +28,74 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dataset  # noqa: E402
 
 
-def _table(root, name, schema):
+def _table(root, name, schema, primary_keys=None, **options):
     from pypaimon import CatalogFactory, Schema
     cat = CatalogFactory.create({"warehouse": root})
     cat.create_database("db", True)
     cat.create_table(f"db.{name}", Schema.from_pyarrow_schema(
-        schema, options={"file.format": "row"}), True)
+        schema, primary_keys=primary_keys, options={"file.format": "row", **options}), True)
     return cat.get_table(f"db.{name}")
+
+
+def _interleaved(tables_by_label: dict, rows: int, repeats: int) -> dict:
+    runs = {k: [] for k in tables_by_label}
+    for _ in range(repeats):
+        for label, t in tables_by_label.items():
+            s, n = _scan(t)
+            assert n == rows, (label, n)
+            runs[label].append(s)
+    return {k: statistics.median(v) for k, v in runs.items()}
+
+
+def _primary_key(root, args) -> list[str]:
+    import numpy as np
+    import pyarrow as pa
+    from rowformat.paimon import tables
+    n, step = args.pk_rows, args.pk_rows // 20
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.float64()),
+                        ("s", pa.string())])
+    rng = np.random.default_rng(7)
+
+    def rows(ids, round_):
+        return pa.table({"id": ids, "v": rng.random(len(ids)),
+                         "s": [f"r{round_}-{i}" for i in ids]}, schema=schema)
+
+    pk = _table(root, "pk", schema, ["id"], bucket="2")
+    _write(pk, rows(np.arange(n), 0))
+    t0 = time.perf_counter()
+    for r in range(1, args.upserts + 1):
+        _write(pk, rows(rng.choice(n, step, replace=False), r))
+    upsert_s = time.perf_counter() - t0
+    last = pk.snapshot_manager().get_latest_snapshot().id
+    files_before = len(tables.data_files(pk))
+    t0 = time.perf_counter()
+    got = tables.compact(str(pk.table_path))
+    compact_s = time.perf_counter() - t0
+    before = tables.open_table(str(pk.table_path), snapshot_id=last)
+    final = _read_all(before)
+    fresh = _table(root, "fresh", schema, ["id"], bucket="2")
+    _write(fresh, final)
+    med = _interleaved({"fresh": fresh, "before": before,
+                        "after": tables.open_table(str(pk.table_path))}, n, args.repeats)
+    return [
+        f"Primary key: {n:,} rows in 2 buckets, then {args.upserts} accelerated upserts of "
+        f"{step:,} rows ({upsert_s:.1f} s), compacted once by `compact` (universal compaction, "
+        f"default options: {got.rewritten} files rewritten as {got.written} in {compact_s:.2f} s, "
+        f"one COMPACT snapshot); merged scans:", "",
+        "| table | data files | scan (s) | vs freshly written |", "|---|---:|---:|---:|",
+        f"| the final rows freshly written | {len(tables.data_files(fresh))} | {med['fresh']:.3f} "
+        f"| 1.00x |",
+        f"| after {args.upserts} upserts | {files_before} | {med['before']:.3f} | "
+        f"{med['before'] / med['fresh']:.2f}x |",
+        f"| compacted | {got.files_after} | {med['after']:.3f} | "
+        f"{med['after'] / med['fresh']:.2f}x |", ""]
+
+
+def _read_all(t):
+    import rowformat.paimon as rp
+    with rp.accelerated():
+        rb = t.new_read_builder()
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
 
 
 def _write(t, data):
@@ -57,6 +122,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--commits", type=int, default=200)
+    ap.add_argument("--pk-rows", type=int, default=200_000)
+    ap.add_argument("--upserts", type=int, default=40)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__),
                                                   "results-compaction.md"))
@@ -82,13 +149,9 @@ def main(argv=None) -> int:
         compact_s = time.perf_counter() - t0
         before = tables.open_table(str(many.table_path), snapshot_id=last_append)
         after = tables.open_table(str(many.table_path))
-        runs = {"one commit": [], f"{args.commits} commits": [], "compacted": []}
-        for _ in range(args.repeats):
-            for label, t in zip(runs, (one, before, after)):
-                s, n = _scan(t)
-                assert n == args.rows, (label, n)
-                runs[label].append(s)
-        med = {k: statistics.median(v) for k, v in runs.items()}
+        med = _interleaved({"one commit": one, f"{args.commits} commits": before,
+                            "compacted": after}, args.rows, args.repeats)
+        pk_lines = _primary_key(root, args) if args.upserts else []
         load = os.getloadavg()[0]
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -108,7 +171,7 @@ def main(argv=None) -> int:
         f"Compaction: {got.rewritten} files rewritten as {got.written} in {compact_s:.2f} s, "
         f"{args.rows / compact_s:,.0f} rows/s; the one-commit accelerated write of the same "
         f"rows: {write_s:.2f} s, {args.rows / write_s:,.0f} rows/s (one run each).", "",
-    ]
+    ] + pk_lines
     text = "\n".join(lines)
     print(text)
     if args.out:
