@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(root, ignore_errors=True)
     lines = [
-        "# Append compaction (benchmarks/compaction.py)", "",
+        "# Compaction (benchmarks/compaction.py)", "",
         f"{args.rows:,} rows of `dataset.py` in a `file.format=row` append table (`bucket = -1`), "
         f"written in {args.commits} accelerated commits ({many_write_s:.1f} s) and compacted by "
         f"`rowformat.paimon.tables.compact` with the default options; the same rows in one "
