@@ -137,3 +137,41 @@ def test_not_supported_yet_and_bad_options_are_named(wh, options, name):
     t = _pk(wh, **options)
     with pytest.raises(TableOptionError, match=name.replace(".", r"\.")):
         tables.compact(t)
+
+
+def test_streaming_reader_skips_the_compact_snapshot(wh):
+    t = _pk(wh)
+    for k in range(5):
+        _upsert(t, [k, k + 100], k)
+    assert tables.compact(t).snapshot == 6
+    _upsert(t, [7], "after")                 # snapshot 7
+    rb = wh.table("pk").new_stream_read_builder().with_poll_interval_ms(10)
+    scan = rb.new_streaming_scan()
+    scan.next_snapshot_id = 1
+    seen, plans = [], scan.stream_sync()
+    for _ in range(20):                      # bounded: one plan per APPEND snapshot
+        plan = next(plans)
+        seen.extend(rb.new_read().to_arrow(plan.splits()).column("id").to_pylist())
+        if scan.next_snapshot_id > 7:
+            break
+    assert sorted(seen) == sorted([k for k in range(5)] + [k + 100 for k in range(5)] + [7])
+
+
+def test_killed_midway_leaves_the_table_reading_as_before(wh):
+    import subprocess
+    import sys
+    from .test_compact import _CHILD, ROOT, _disk
+    t = _pk(wh)
+    for k in range(5):
+        _upsert(t, list(range(k, k + 10)), k)
+    before = sort(read(t))
+    live = set(_live(t))
+    for point in ("rewritten", "manifests"):
+        child = subprocess.run([sys.executable, "-c", _CHILD.format(root=ROOT), point,
+                                str(t.table_path)], capture_output=True, timeout=120)
+        assert child.returncode == -9, child.stderr.decode()[-2000:]
+        assert _snapshot(wh.table("pk")).id == 5
+        assert sort(read(wh.table("pk"))).equals(before)
+        assert _disk(t) - live                   # only files no snapshot names were left
+    assert tables.compact(str(t.table_path)).snapshot == 6
+    assert sort(read(wh.table("pk"))).equals(before)
