@@ -18,7 +18,9 @@ by ``StatsCollectorFactories.createStatsFactories``:
   point or byte that can be incremented is, and what follows is cut; when
   none can, the column keeps its null count only). Only values Java orders
   (``Comparable`` or ``byte[]``) get a min/max: nested types, VARIANT and
-  BLOB keep their null count.
+  BLOB keep their null count. One departure: a FLOAT/DOUBLE column holding a
+  NaN keeps its null count only (Java's max would be NaN, which pypaimon's
+  planner misreads: :func:`_nan`).
 
 The rowformat encoder collects null counts and exact min/max in C while it
 encodes (``BlockEncoder(stats=...)``); this module chooses the modes, cuts the
@@ -283,6 +285,20 @@ class FileStats:
     kept: list                  # indices (into the columns given) of the kept columns
 
 
+def _nan(t: DataType, bits: Any) -> bool:
+    """Whether the greatest FLOAT/DOUBLE (its raw bits) is a NaN. Java orders
+    NaN above every number, so its collector's max would be NaN; pypaimon's
+    planner compares stats as Python floats, where every comparison with NaN
+    is false, and would skip files holding matching rows (``f > 5`` with
+    max NaN). Such a column keeps its null count only: no min/max is a bound
+    every reader reads right."""
+    if bits is None or t.root not in ("FLOAT", "DOUBLE"):
+        return False
+    if t.root == "FLOAT":
+        return (bits & 0x7F800000) == 0x7F800000 and bool(bits & 0x007FFFFF)
+    return (bits & 0x7FF0000000000000) == 0x7FF0000000000000 and bool(bits & 0x000FFFFFFFFFFFFF)
+
+
 def file_stats(types: Sequence[DataType], names: Sequence[str], modes: Sequence[Mode],
                raw: Sequence[Any], dense: bool) -> FileStats:
     """The stored statistics of columns ``names`` (types ``types``, modes
@@ -292,7 +308,7 @@ def file_stats(types: Sequence[DataType], names: Sequence[str], modes: Sequence[
         lo = hi = count = None
         if mode.kind != "none" and r is not None:
             count, lo, hi = r
-            if mode.kind == "counts" or not orders(t):
+            if mode.kind == "counts" or not orders(t) or _nan(t, hi):
                 lo = hi = None
             elif mode.kind == "truncate" and lo is not None and t.root in (
                     "CHAR", "VARCHAR", "BINARY", "VARBINARY"):
