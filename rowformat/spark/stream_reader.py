@@ -118,9 +118,9 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             raise ValueError(f"{FORMAT_NAME}: options read.stream.minRowsPerTrigger and "
                              f"read.stream.maxTriggerDelayMs go together: give both or neither")
         self.mode = self._scan_mode(merged)
-        self.start_snapshot = merged.get("scan.snapshot-id")
-        self.start_millis = merged.get("scan.timestamp-millis")
-        self._check_start()
+        self.start_snapshot = self._start(merged, "scan.snapshot-id", "from-snapshot",
+                                          "from-snapshot-full")
+        self.start_millis = self._start(merged, "scan.timestamp-millis", "from-timestamp")
         self._initial: dict | None = None
         self._bound: int | None = None       # availableNow: the last snapshot read
         self._last_trigger = 0.0             # the last non-empty latestOffset (min rows)
@@ -142,26 +142,18 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
                              f"read supports: {', '.join(SCAN_MODES)}")
         return "latest-full" if mode == "full" else mode
 
-    def _check_start(self) -> None:
-        if self.mode in ("from-snapshot", "from-snapshot-full"):
-            if self.start_snapshot is None:
-                raise ValueError(f"{FORMAT_NAME}: scan.mode {self.mode!r} needs option "
-                                 f"scan.snapshot-id")
-            try:
-                self.start_snapshot = int(self.start_snapshot)
-            except ValueError:
-                raise ValueError(f"{FORMAT_NAME}: option scan.snapshot-id must be an integer, "
-                                 f"got {self.start_snapshot!r}") from None
-        if self.mode == "from-timestamp":
-            if self.start_millis is None:
-                raise ValueError(f"{FORMAT_NAME}: scan.mode 'from-timestamp' needs option "
-                                 f"scan.timestamp-millis")
-            try:
-                self.start_millis = int(self.start_millis)
-            except ValueError:
-                raise ValueError(f"{FORMAT_NAME}: option scan.timestamp-millis must be an "
-                                 f"integer (milliseconds since the epoch), got "
-                                 f"{self.start_millis!r}") from None
+    def _start(self, options: dict, key: str, *modes: str) -> int | None:
+        """The integer option ``key`` that the scan modes ``modes`` need."""
+        if self.mode not in modes:
+            return None
+        value = options.get(key)
+        if value is None:
+            raise ValueError(f"{FORMAT_NAME}: scan.mode {self.mode!r} needs option {key}")
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"{FORMAT_NAME}: option {key} must be an integer, got "
+                             f"{value!r}") from None
 
     def _table(self, snapshot_id: int | None = None):
         return tb.open_table(self.path, snapshot_id=snapshot_id,
@@ -183,9 +175,10 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             return offset(1, -1, False) if latest is None else offset(latest, -1, True)
         if self.mode == "latest":
             return offset((latest or 0) + 1, -1, False)
-        if self.mode == "from-timestamp":
+        if self.start_millis is not None:
             return offset(streaming.first_id_at_or_after(table, self.start_millis), -1, False)
         sid = self.start_snapshot
+        assert sid is not None          # (from-snapshot and from-snapshot-full: _start)
         earliest = streaming.earliest_id(table)
         if earliest is not None and sid < earliest:
             raise DatasetError(
@@ -235,10 +228,10 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
                 break
             n_files, n_rows, n_bytes = n_files + 1, n_rows + f_rows, n_bytes + f_bytes
             end = offset(sid + 1, -1, False) if index == count - 1 else offset(sid, index, scan)
-        if limited and self.limits[MIN_ROWS] is not None and end != start:
+        min_rows, delay = self.limits[MIN_ROWS], self.limits[MAX_DELAY]
+        if limited and min_rows is not None and delay is not None and end != start:
             now = time.monotonic()
-            waited = (now - self._last_trigger) * 1000
-            if n_rows < self.limits[MIN_ROWS] and waited < self.limits[MAX_DELAY]:
+            if n_rows < min_rows and (now - self._last_trigger) * 1000 < delay:
                 return start
             self._last_trigger = now
         return end

@@ -107,3 +107,39 @@ def test_an_expired_start_is_an_error_naming_the_option(spark, tmp_path):
     with pytest.raises(Exception, match="has to read snapshot 2 next, but the earliest "
                        "snapshot is 4"):
         stream(spark, table, out, ck)
+
+
+def test_a_reader_restarted_while_a_writer_appends_reads_each_row_once(spark, tmp_path):
+    """Three runs of one query, each from the checkpoint of the one before,
+    while another thread commits an append every 0.2 s: every row the
+    table ends with is in the output once."""
+    import threading
+
+    import pyarrow as pa
+    table, out, ck = str(tmp_path / "t"), str(tmp_path / "out"), str(tmp_path / "ck")
+    append(spark, table, 0, 3)
+    stop, done = threading.Event(), []
+
+    def writer():
+        i = 1
+        while not stop.is_set() and i < 200:
+            t = tb.open_table(table)
+            batch = pa.record_batch({"id": pa.array([10 * i, 10 * i + 1], pa.int64()),
+                                     "v": ["a", "b"]})
+            tb.commit(t, [tb.write_batches(t, [batch], False)], False)
+            done.append(i)
+            i += 1
+            stop.wait(0.2)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(3):
+            stream(spark, table, out, ck, **{"read.stream.maxFilesPerTrigger": "3"})
+    finally:
+        stop.set()
+        thread.join(60)
+    stream(spark, table, out, ck)
+    want = sorted(r.id for r in spark.read.format(FORMAT).load(table).collect())
+    assert done and len(want) == 3 + 2 * len(done)
+    assert ids(spark, out) == want
