@@ -98,7 +98,7 @@ def data_files(path: str, suffix: str) -> int:
 def write_matching_arrow(table_path: str, out: str, filters) -> tuple[int, str]:
     """The rows of the splits the planner keeps for ``filters``, as Arrow IPC
     files of Spark's types (one a split, as paimon-row reads them): the
-    input of the Arrow hand-off floor. (files, the Spark schema as DDL)"""
+    input of the Arrow hand-off floor. (files, the Spark schema)"""
     import pyarrow as pa
     from rowformat.arrow_cast import cast_batch
     from rowformat.paimon import tables as tb
@@ -114,7 +114,7 @@ def write_matching_arrow(table_path: str, out: str, filters) -> tuple[int, str]:
         with pa.OSFile(f"{out}.{i}", "wb") as f, pa.ipc.new_file(f, target) as w:
             for batch in tb.read_batches(table, [split], schema.names):
                 w.write_batch(cast_batch(batch, target, truncate=True))
-    return len(splits), schema.simpleString()[len("struct<"):-1].replace(":", " ")
+    return len(splits), schema
 
 
 def planned_files(table: str, filters, row_ids: bool = False) -> int:
