@@ -143,3 +143,18 @@ def test_a_reader_restarted_while_a_writer_appends_reads_each_row_once(spark, tm
     want = sorted(r.id for r in spark.read.format(FORMAT).load(table).collect())
     assert done and len(want) == 3 + 2 * len(done)
     assert ids(spark, out) == want
+
+
+def test_compact_snapshots_are_skipped(spark, tmp_path):
+    """A COMPACT snapshot rewrites rows the stream has read (or will read
+    from their APPEND snapshots): it is not read again."""
+    table, out, ck = str(tmp_path / "t"), str(tmp_path / "out"), str(tmp_path / "ck")
+    append(spark, table, 0, 3)
+    stream(spark, table, out, ck)
+    for i in range(1, 6):
+        append(spark, table, 10 * i, 3)
+    assert tb.compact(table).snapshot == 7
+    append(spark, table, 60, 3)
+    stream(spark, table, out, ck)
+    assert tb.latest_snapshot(tb.open_table(table)).id == 8
+    assert ids(spark, out) == sorted(10 * i + j for i in range(7) for j in range(3))
