@@ -23,7 +23,8 @@ follows; ``latest``; ``from-snapshot`` / ``from-snapshot-full`` with
 given, except that its first split is always admitted),
 ``read.stream.minRowsPerTrigger`` with ``read.stream.maxTriggerDelayMs``
 (hold a batch back until it has that many rows or that long has passed),
-and ``trigger(availableNow=True)`` (stops at the latest snapshot at start).
+and ``trigger(availableNow=True)`` (stops at the latest snapshot at start;
+holds nothing back for ``minRowsPerTrigger``).
 
 A snapshot a stream still has to read that has expired is an error naming
 what to change, never a silent jump (Paimon's Java source falls back to its
@@ -229,7 +230,9 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             n_files, n_rows, n_bytes = n_files + 1, n_rows + f_rows, n_bytes + f_bytes
             end = offset(sid + 1, -1, False) if index == count - 1 else offset(sid, index, scan)
         min_rows, delay = self.limits[MIN_ROWS], self.limits[MAX_DELAY]
-        if limited and min_rows is not None and delay is not None and end != start:
+        # (availableNow reads all it has to and stops: nothing is held back)
+        if limited and min_rows is not None and delay is not None and end != start \
+                and self._bound is None:
             now = time.monotonic()
             if n_rows < min_rows and (now - self._last_trigger) * 1000 < delay:
                 return start

@@ -158,3 +158,41 @@ def test_compact_snapshots_are_skipped(spark, tmp_path):
     stream(spark, table, out, ck)
     assert tb.latest_snapshot(tb.open_table(table)).id == 8
     assert ids(spark, out) == sorted(10 * i + j for i in range(7) for j in range(3))
+
+
+def test_min_rows_hold_a_batch_back_until_the_delay(tmp_path):
+    """The driver's reader alone (no query): below minRowsPerTrigger a batch
+    waits, until maxTriggerDelayMs has passed since the last one."""
+    import time
+
+    import pyarrow as pa
+    from pyspark.sql.streaming.datasource import ReadMinRows
+    from rowformat.datatypes import schema
+    from rowformat.spark.sizing import PartitionSizing
+    from rowformat.spark.spark_types import to_spark_schema
+    from rowformat.spark.stream_reader import TableStreamReader
+    table = str(tmp_path / "t")
+    t, _ = tb.create_or_open(table, schema("id BIGINT"))
+    for i in range(3):
+        t = tb.open_table(table)
+        tb.commit(t, [tb.write_batches(t, [pa.record_batch({"id": pa.array([i], pa.int64())})],
+                                       False)], False)
+    options = {"path": table, "scan.mode": "latest", "read.stream.minrowspertrigger": "2",
+               "read.stream.maxtriggerdelayms": "300"}
+    reader = TableStreamReader(options, to_spark_schema(tb.row_type(t)), table,
+                               PartitionSizing.from_options(options, {}), {})
+    start = reader.initialOffset()
+    assert start == {"snapshotId": 4, "index": -1, "scanSnapshot": False}
+    assert reader.getDefaultReadLimit() == ReadMinRows(2)
+    t = tb.open_table(table)
+    tb.commit(t, [tb.write_batches(t, [pa.record_batch({"id": pa.array([9], pa.int64())})],
+                                   False)], False)
+    first = reader.latestOffset(start, ReadMinRows(2))   # the first batch is never held
+    assert first == {"snapshotId": 5, "index": -1, "scanSnapshot": False}
+    tb.commit(t, [tb.write_batches(t, [pa.record_batch({"id": pa.array([8], pa.int64())})],
+                                   False)], False)
+    assert reader.latestOffset(first, ReadMinRows(2)) == first    # 1 row < 2: held
+    time.sleep(0.35)
+    assert reader.latestOffset(first, ReadMinRows(2)) == \
+        {"snapshotId": 6, "index": -1, "scanSnapshot": False}     # the delay has passed
+    assert len(reader.partitions(start, first)) == 1
