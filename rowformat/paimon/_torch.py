@@ -57,8 +57,10 @@ class _NotFast(Exception):
 
 
 class _RowIdFiles:
-    """A dataset's data files by ``_ROW_ID`` range, their readers (opened on
-    first use, in this process) and how a batch's rows become pypaimon's."""
+    """A dataset's ``_ROW_ID`` index (``tables.RowIdRouter``: the one index
+    and its checks), its files (a FileSet: opened on first use, in this
+    process, one block cache for all) and how a batch's rows become
+    pypaimon's."""
 
     def __init__(self, table_read: Any, splits: list):
         from . import tables
