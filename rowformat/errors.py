@@ -152,6 +152,13 @@ class CompactionConflictError(RowFormatError):
     Paimon Java gives up, with the files it wrote deleted."""
 
 
+class CompactionOutcomeError(RowFormatError):
+    """A compaction's commit whose outcome cannot be told (a snapshot it would
+    have to look at is gone, e.g. expired by a concurrent writer): the files
+    it wrote are kept, since a snapshot may name them (``remove_orphan_files``
+    takes them if none does)."""
+
+
 class UnsafeCommitError(RowFormatError):
     """A commit to a store without an atomic "create if absent" (or whose
     server ignores it), where a concurrent writer's snapshot could be

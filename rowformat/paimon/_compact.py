@@ -44,7 +44,8 @@ from typing import Any, Callable, Iterable
 
 import pyarrow as pa
 
-from ..errors import CompactionConflictError, DatasetError, TableOptionError
+from ..errors import (CompactionConflictError, CompactionOutcomeError, DatasetError,
+                      TableOptionError)
 from . import _compact_pick as pick
 from . import _compact_lsm, _manifest_merge
 
@@ -239,7 +240,7 @@ def _rewrite(table, task: _Task) -> list:
     """Writes the rows of ``task.files``, in order, as new COMPACT files; returns their metas."""
     from pypaimon.utils.file_store_path_factory import canonical_data_file_path
     from pypaimon.write.writer.append_only_data_writer import AppendOnlyDataWriter
-    from .tables import acceleration
+    from ._table_io import acceleration
     values = tuple(task.partition.values)
     for f in task.files:
         f.file_path = (f.physical_path() if f.external_path
@@ -273,7 +274,7 @@ def _rewrite_merged(table, task: _Task) -> list:
     """A primary-key unit's rows merged (``_compact_lsm``) and written at its output level."""
     from pypaimon.write.writer.key_value_data_writer import KeyValueDataWriter
     from ..row.reader import RowFileReader
-    from .tables import acceleration, arrow_schema, file_schema, local_path, reader_options
+    from ._table_io import acceleration, arrow_schema, file_schema, local_path, reader_options
     schema_id = table.table_schema.id
     old = [f.file_name for f in task.files if f.schema_id != schema_id]
     if old:
@@ -334,7 +335,7 @@ def _input_batches(table, task: _Task):
     pypaimon's read of one split of exactly those files."""
     from pypaimon.read.split import DataSplit
     from ..row.reader import RowFileReader
-    from .tables import (arrow_schema, conform_batch, file_schema, local_path, read_batches,
+    from ._table_io import (arrow_schema, conform_batch, file_schema, local_path, read_batches,
                          reader_options)
     schema_id = table.table_schema.id
     if all(f.file_name.endswith(".row") and f.schema_id == schema_id and not f.extra_files
@@ -357,7 +358,7 @@ def _input_batches(table, task: _Task):
 
 def _delete_written(table, metas: Iterable, storage_options: dict | None) -> None:
     from ..io import fileio
-    from .tables import local_path
+    from ._table_io import local_path
     for meta in metas:
         for path in meta.collect_files():
             fileio.delete(local_path(str(path), table.file_io), storage_options)
@@ -372,11 +373,35 @@ def _entries(table, task: _Task, after: list) -> list:
                              total_buckets=total, file=f) for f in after])
 
 
-def _commit(table, entries: list, storage_options: dict | None) -> int:
-    """Commits ``entries`` as one COMPACT snapshot, its base manifests merged
-    as Java's commit merges them (``_manifest_merge``); returns its id."""
+def _ours(table, commit_user: str, since: int) -> int | None:
+    """The id of the COMPACT snapshot ``commit_user`` committed after snapshot
+    ``since``, None if no snapshot since names it (Java's check of the
+    latest snapshots for its user before it takes a commit as not done).
+    A snapshot in between that is gone (expired meanwhile) makes the answer
+    unknowable: :class:`CompactionOutcomeError`."""
+    sm = table.snapshot_manager()
+    latest = sm.get_latest_snapshot()
+    for sid in range(int(latest.id) if latest is not None else since, since, -1):
+        snap = latest if sid == latest.id else sm.get_snapshot_by_id(sid)
+        if snap is None:
+            raise CompactionOutcomeError(
+                f"{table.table_path}: cannot tell whether compaction {commit_user} committed: "
+                f"snapshot {sid} is gone (expired meanwhile); the files it wrote are kept")
+        if snap.commit_user == commit_user and snap.commit_kind == "COMPACT":
+            return int(snap.id)
+    return None
+
+
+def _commit(table, entries: list, written: list, since: int,
+            storage_options: dict | None) -> int:
+    """Commits ``entries`` as one COMPACT snapshot over ``since`` (the
+    planned snapshot's id), its base manifests merged as Java's commit
+    merges them (``_manifest_merge``); returns its id. Given up on a
+    conflict, it deletes the ``written`` data files and its merged manifests
+    only once no snapshot since ``since`` is its own (an earlier attempt
+    whose create raised may have succeeded)."""
     from ..io import fileio, urls
-    from .tables import acceleration, local_path, write_builder
+    from ._table_io import acceleration, local_path, write_builder
     commit_user = f"rowformat-compact-{uuid.uuid4()}"     # a dedicated job's own user (Java's)
     table_commit = write_builder(table, False).new_commit()
     table_commit.commit_user = commit_user
@@ -386,6 +411,16 @@ def _commit(table, entries: list, storage_options: dict | None) -> int:
         fsc.manifest_list_manager, fsc.manifest_file_manager, fsc.manifest_target_size,
         _manifest_merge.merge_min_count(table))
     fsc.manifest_list_manager = lists
+    created: list[int] = []
+    snapshot_commit = fsc.snapshot_commit
+    create = snapshot_commit.commit
+
+    def noting_create(latest_uuid, snapshot, statistics):
+        done = create(latest_uuid, snapshot, statistics)
+        if done:
+            created.append(int(snapshot.id))
+        return done
+    snapshot_commit.commit = noting_create
     try:
         with acceleration():
             try:
@@ -393,29 +428,38 @@ def _commit(table, entries: list, storage_options: dict | None) -> int:
                                 commit_entries_plan=lambda latest: entries,
                                 detect_conflicts=True, allow_rollback=False)
             except RuntimeError as e:
-                if "conflicts detected" in str(e):
-                    # given up before writing anything but the merged manifests
-                    for name in lists.written:
-                        fileio.delete(local_path(urls.join(
-                            str(fsc.manifest_file_manager.manifest_path), name), table.file_io),
-                            storage_options)
-                    raise CompactionConflictError(
-                        f"{table.table_path}: compaction gave up: a concurrent commit "
-                        f"deleted or replaced files it rewrote ({e})") from None
-                raise
+                if "Cannot determine whether commit" in str(e):
+                    # pypaimon's retry after a create that raised: a snapshot
+                    # it had to look at is gone
+                    raise CompactionOutcomeError(f"{table.table_path}: {e}; the files the "
+                                                 f"compaction wrote are kept") from e
+                if "conflicts detected" not in str(e):
+                    raise
+                mine = None if created else _ours(table, commit_user, since)
+                if created or mine is not None:
+                    raise CompactionOutcomeError(
+                        f"{table.table_path}: compaction {commit_user} committed snapshot "
+                        f"{created[0] if created else mine} and then reported a conflict "
+                        f"({e}); the files it wrote are kept") from e
+                for name in lists.written:
+                    fileio.delete(local_path(urls.join(
+                        str(fsc.manifest_file_manager.manifest_path), name), table.file_io),
+                        storage_options)
+                _delete_written(table, written, storage_options)
+                raise CompactionConflictError(
+                    f"{table.table_path}: compaction gave up: a concurrent commit "
+                    f"deleted or replaced files it rewrote ({e})") from None
     finally:
         table_commit.close()
-    sm = table.snapshot_manager()
-    latest = sm.get_latest_snapshot()
-    # find our snapshot (a concurrent commit may already follow it)
-    snap = latest
-    while snap is not None and not (snap.commit_user == commit_user
-                                    and snap.commit_kind == "COMPACT"):
-        snap = sm.get_snapshot_by_id(snap.id - 1) if snap.id > 1 else None
-    if snap is None:
-        raise CompactionConflictError(f"{table.table_path}: the COMPACT snapshot committed "
-                                      f"is not in the table")
-    return int(snap.id)
+    if created:
+        return created[0]
+    # committed by an attempt whose create raised (pypaimon found it after)
+    mine = _ours(table, commit_user, since)
+    if mine is None:
+        raise CompactionOutcomeError(f"{table.table_path}: compaction {commit_user} reported "
+                                     f"a commit, but no snapshot since {since} is its own; "
+                                     f"the files it wrote are kept")
+    return mine
 
 
 def compact(table, partitions: list[dict] | None = None, full: bool = False,
@@ -453,14 +497,10 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     except BaseException:
         _delete_written(table, written, storage_options)
         raise
-    try:
-        snapshot_id = _commit(table, entries, storage_options)
-    except CompactionConflictError:
-        # given up before any snapshot was attempted: nothing names the files
-        _delete_written(table, written, storage_options)
-        raise
-    # (any other failure may have left the snapshot created: the files stay;
-    # if it was not, remove_orphan_files takes them)
+    # (on a conflict _commit deletes the files once it knows no snapshot
+    # names them; any other failure may have left the snapshot created: the
+    # files stay, and remove_orphan_files takes them if it was not)
+    snapshot_id = _commit(table, entries, written, int(snapshot.id), storage_options)
     removed = sum(int(f.file_size) for t in tasks for f in t.files)
     added = sum(int(f.file_size) for f in written)
     return Compacted(snapshot_id, len({(repr(t.partition.values), t.bucket) for t in tasks}),

@@ -363,3 +363,80 @@ def test_the_base_manifests_are_merged_as_javas_commit_merges_them(wh):
     names_before = [m.file_name for m in ManifestListManager(t).read_all(_snapshot(t))]
     assert tables.compact(t).snapshot == 39
     assert _base(t, _snapshot(t))[0] == names_before
+
+
+def test_its_snapshot_expired_by_a_concurrent_writer_keeps_its_files(wh, monkeypatch):
+    # committed as snapshot 6; before compact() looks for it, another writer
+    # commits 7 and expires 1..6: the files 7 names must stay (they were
+    # deleted as a "conflict" before)
+    from pypaimon.write.file_store_commit import FileStoreCommit
+    t = _appended(wh, "ex", 5, {"bucket": "1", "bucket-key": "id"})
+    before = read(t)
+    notify = FileStoreCommit._notify_commit_callbacks
+
+    def then_append_and_expire(self, snapshot, *args):
+        notify(self, snapshot, *args)
+        if snapshot.commit_kind == "COMPACT":
+            write(wh.table("ex"), _rows(9))
+            tables.expire_snapshots(str(t.table_path), retain_last=1)
+
+    monkeypatch.setattr(FileStoreCommit, "_notify_commit_callbacks", then_append_and_expire)
+    got = tables.compact(t)
+    assert got.snapshot == 6 and (got.rewritten, got.written) == (5, 1)
+    monkeypatch.setattr(FileStoreCommit, "_notify_commit_callbacks", notify)
+    assert _snapshot(t).id == 7 and _snapshot(t, 6) is None
+    assert sort(read(wh.table("ex"))).equals(sort(pa.concat_tables([before, _rows(9)])))
+    assert set(_live(t)) <= _disk(t)
+
+
+
+def test_a_commit_whose_create_raised_after_succeeding_keeps_its_files(wh, monkeypatch):
+    # a lost reply: snapshot 6 is created but its create raises; pypaimon's
+    # retry finds snapshot 6 is its own, so compact() reports it and keeps the files
+    from pypaimon.snapshot.renaming_snapshot_commit import RenamingSnapshotCommit
+    t = _appended(wh, "lr", 5, {"bucket": "1", "bucket-key": "id"})
+    before = sort(read(t))
+    create = RenamingSnapshotCommit.commit
+    lost = []
+
+    def created_then_raised(self, latest_uuid, snapshot, statistics):
+        done = create(self, latest_uuid, snapshot, statistics)
+        if snapshot.commit_kind == "COMPACT" and not lost:
+            lost.append(snapshot.id)
+            raise OSError("connection reset (the reply was lost)")
+        return done
+
+    monkeypatch.setattr(RenamingSnapshotCommit, "commit", created_then_raised)
+    got = tables.compact(t)
+    assert lost == [6] and got.snapshot == 6 and _snapshot(t).id == 6
+    assert _snapshot(t, 6).commit_kind == "COMPACT"
+    assert sort(read(wh.table("lr"))).equals(before)
+    assert set(_live(t)) <= _disk(t)
+
+
+def test_a_conflict_after_its_snapshot_was_expired_keeps_its_files(wh, monkeypatch):
+    # the create raises; before the retry another writer overwrites the
+    # bucket (snapshot 6, or the compaction's own 6?), appends (7) and
+    # expires every snapshot but 7: whether the compaction committed cannot
+    # be told (snapshot 6 is gone), so nothing is deleted
+    from pypaimon.snapshot.renaming_snapshot_commit import RenamingSnapshotCommit
+    from rowformat.errors import CompactionOutcomeError
+    t = _appended(wh, "lx", 5, {"bucket": "1", "bucket-key": "id"})
+    create = RenamingSnapshotCommit.commit
+    lost = []
+
+    def raised_then_overwritten(self, latest_uuid, snapshot, statistics):
+        if snapshot.commit_kind == "COMPACT" and not lost:
+            lost.append(snapshot.id)
+            write(wh.table("lx"), _rows(9), overwrite=True)                  # 6
+            write(wh.table("lx"), _rows(8))                                  # 7
+            tables.expire_snapshots(str(t.table_path), retain_last=1)      # 1..6 gone
+            raise OSError("connection reset (the reply was lost)")
+        return create(self, latest_uuid, snapshot, statistics)
+
+    monkeypatch.setattr(RenamingSnapshotCommit, "commit", raised_then_overwritten)
+    with pytest.raises(CompactionOutcomeError, match="snapshot 6 cannot be found"):
+        tables.compact(t)
+    assert _snapshot(t).id == 7 and _snapshot(t, 6) is None
+    assert sort(read(wh.table("lx"))).equals(sort(pa.concat_tables([_rows(9), _rows(8)])))
+    assert len(_disk(t) - set(_live(t))) == 1    # the compaction's file, kept (an orphan)
