@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import TableOptionError
+from ._table_options import int_option
 
 RETRACTIONS = (1, 3)        # RowKind UPDATE_BEFORE, DELETE
 
@@ -58,26 +58,13 @@ class Run:
         return sum(int(f.file_size) for f in self.files)
 
 
-def _int(options: dict, key: str, default: int, least: int) -> int:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise TableOptionError(f"table option {key} = {text!r}: expected an integer") from None
-    if value < least:
-        raise TableOptionError(f"table option {key} = {text!r}: expected at least {least}")
-    return value
-
-
 def settings(options: dict) -> LsmSettings:
-    trigger = _int(options, "num-sorted-run.compaction-trigger", 5, 1)
+    trigger = int_option(options, "num-sorted-run.compaction-trigger", 5, 1)
     return LsmSettings(trigger=trigger,
-                       max_size_amp=_int(options, "compaction.max-size-amplification-percent",
+                       max_size_amp=int_option(options, "compaction.max-size-amplification-percent",
                                          200, 0),
-                       size_ratio=_int(options, "compaction.size-ratio", 1, 0),
-                       num_levels=_int(options, "num-levels", trigger + 1, 2))
+                       size_ratio=int_option(options, "compaction.size-ratio", 1, 0),
+                       num_levels=int_option(options, "num-levels", trigger + 1, 2))
 
 
 def sorted_runs(files: list) -> list[Run]:

@@ -43,6 +43,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..datatypes import DataType, DecimalType, TimestampType
 from ..errors import TableOptionError
+from ._table_options import int_option
 
 STATS_MODE = "metadata.stats-mode"
 KEEP_FIRST_N = "metadata.stats-keep-first-n-columns"
@@ -94,16 +95,6 @@ def is_system_field(name: str) -> bool:
     return name.startswith(KEY_PREFIX) or name in SYSTEM_FIELDS
 
 
-def _int_option(options: Mapping[str, str], key: str, default: int) -> int:
-    raw = options.get(key)
-    if raw is None:
-        return default
-    try:
-        return int(str(raw).strip())
-    except ValueError:
-        raise TableOptionError(f"table option {key!r} = {raw!r}: expected an integer") from None
-
-
 def dense_store(options: Mapping[str, str]) -> bool:
     raw = options.get(DENSE_STORE)
     if raw is None:
@@ -136,7 +127,7 @@ def column_modes(options: Mapping[str, str], names: Sequence[str], *,
     """The mode of each of ``names`` (a file's columns, in order), as
     ``createStatsFactories`` chooses it."""
     base_mode = table_mode(options, level0)
-    keep_first = _int_option(options, KEEP_FIRST_N, -1)
+    keep_first = int_option(options, KEEP_FIRST_N, -1)
     modes, counted = [], 0
     for name in names:
         key = f"fields.{name}.stats-mode"
@@ -159,7 +150,7 @@ def check_options(options: Mapping[str, str]) -> None:
     any file is written): every mode, ``metadata.stats-keep-first-n-columns``,
     ``metadata.stats-dense-store`` and ``metadata.stats-mode.per.level``."""
     table_mode(options, True)
-    _int_option(options, KEEP_FIRST_N, -1)
+    int_option(options, KEEP_FIRST_N, -1)
     dense_store(options)
     for key, value in options.items():
         if key.startswith("fields.") and key.endswith(".stats-mode"):

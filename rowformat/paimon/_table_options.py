@@ -106,3 +106,32 @@ def check_values(options: dict[str, str], primary_keys=()) -> None:
         except (ValueError, TypeError) as e:
             raise TableOptionError(f"table option {key!r} = {value!r}: expected "
                                    f"{_expected(clazz)} ({e})") from None
+
+
+def int_option(options, key: str, default: int, least: int | None = None) -> int:
+    """The integer table option ``key`` (``default`` when unset); a
+    TableOptionError naming it when it is not an integer or is below ``least``."""
+    text = options.get(key)
+    if text is None:
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise TableOptionError(f"table option {key!r} = {text!r}: expected an integer") from None
+    if least is not None and value < least:
+        raise TableOptionError(f"table option {key!r} = {text!r}: expected at least {least}")
+    return value
+
+
+def ratio_option(options, key: str, default: float) -> float:
+    """The table option ``key`` as a ratio in (0, 1] (``default`` when unset)."""
+    text = options.get(key)
+    if text is None:
+        return default
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise TableOptionError(f"table option {key!r} = {text!r}: expected a number") from None
+    if not 0 < value <= 1:
+        raise TableOptionError(f"table option {key!r} = {text!r}: expected a ratio in (0, 1]")
+    return value
