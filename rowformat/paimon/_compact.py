@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable
 import pyarrow as pa
 
 from ..errors import (CompactionConflictError, CompactionOutcomeError, DatasetError,
-                      TableOptionError)
+                      TableMetadataError, TableOptionError)
 from . import _compact_pick as pick
 from . import _compact_lsm, _manifest_merge
 
@@ -204,10 +204,30 @@ def _wanted(partitions: list[dict] | None, table) -> Callable[[Any], bool]:
     return wanted
 
 
+def _check_entries(table, snapshot, entries: list) -> None:
+    """A file listed live twice, or at a negative level, is a damaged
+    table, not something to rewrite (twice, or left out of a full
+    compaction's runs): refused naming it."""
+    seen = set()
+    for e in entries:
+        where = f"{table.table_path}: snapshot {snapshot.id}"
+        if int(e.file.level) < 0:
+            raise TableMetadataError(f"{where}: data file {e.file.file_name} is at level "
+                                     f"{e.file.level} (levels are 0 or more); refusing to "
+                                     f"compact")
+        key = e.identifier()
+        if key in seen:
+            raise TableMetadataError(f"{where}: data file {e.file.file_name} (bucket "
+                                     f"{e.bucket}, level {e.file.level}) is added twice; "
+                                     f"refusing to compact")
+        seen.add(key)
+
+
 def plan(table, snapshot, s: pick.Settings, partitions: list[dict] | None,
          full: bool) -> tuple[list[_Task], list]:
     """(the tasks, every live entry) of ``snapshot``."""
     entries = _live_entries(table, snapshot)
+    _check_entries(table, snapshot, entries)
     wanted = _wanted(partitions, table)
     groups: dict[tuple, list] = {}
     for e in entries:

@@ -13,7 +13,8 @@ import textwrap
 import pyarrow as pa
 import pytest
 
-from rowformat.errors import CompactionConflictError, DatasetError, TableOptionError
+from rowformat.errors import (CompactionConflictError, DatasetError, TableMetadataError,
+                              TableOptionError)
 from rowformat.paimon import tables
 
 from ._tables import read, sort, typed_table, write
@@ -440,3 +441,36 @@ def test_a_conflict_after_its_snapshot_was_expired_keeps_its_files(wh, monkeypat
     assert _snapshot(t).id == 7 and _snapshot(t, 6) is None
     assert sort(read(wh.table("lx"))).equals(sort(pa.concat_tables([_rows(9), _rows(8)])))
     assert len(_disk(t) - set(_live(t))) == 1    # the compaction's file, kept (an orphan)
+
+
+def _rewrite_last_manifest(table, change):
+    from pypaimon.manifest.manifest_file_manager import ManifestFileManager
+    from pypaimon.manifest.manifest_list_manager import ManifestListManager
+    m = ManifestListManager(table).read_delta(_snapshot(table))[0]
+    files = ManifestFileManager(table)
+    files.write(m.file_name, change(files.read(m.file_name, drop_stats=False)))
+
+
+def test_a_file_added_twice_is_refused_naming_it(wh):
+    # a damaged manifest, not a concurrent commit: refused before anything is written
+    t = _appended(wh, "dup", 5, {"bucket": "1", "bucket-key": "id"})
+    _rewrite_last_manifest(t, lambda entries: entries + entries)
+    on_disk = _disk(t)
+    with pytest.raises(TableMetadataError, match=r"snapshot 5: data file data-.* is added twice"):
+        tables.compact(wh.table("dup"))
+    assert _disk(t) == on_disk and _snapshot(t).id == 5
+
+
+def test_a_negative_level_is_refused_naming_it(wh):
+    # full compaction took every run but the level -1 file's and left it live
+    t = wh.create("neg", SCHEMA, primary_keys=["id"], options={"bucket": "1"})
+    for i in range(5):
+        write(t, _rows(i))
+
+    def level_minus_one(entries):
+        entries[0].file.level = -1
+        return entries
+    _rewrite_last_manifest(t, level_minus_one)
+    with pytest.raises(TableMetadataError, match=r"data file data-.* is at level -1"):
+        tables.compact(wh.table("neg"), full=True)
+    assert _snapshot(t).id == 5
