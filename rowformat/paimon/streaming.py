@@ -28,20 +28,40 @@ from ._metadata import reading
 
 # ---------------------------------------------------------------- the sink's dedupe
 
+def _last_identifier(table, commit_user: str) -> tuple[int | None, bool]:
+    """(:func:`last_identifier`, whether every snapshot back to the first was there)."""
+    latest = tb.latest_snapshot_id(table)
+    if latest is None:
+        return None, True
+    for sid in range(latest, 0, -1):
+        snap = tb.snapshot_by_id(table, sid)
+        if snap is None:
+            return None, False
+        if snap.commit_user == commit_user:
+            return int(snap.commit_identifier), True
+    return None, True
+
+
 def last_identifier(table, commit_user: str) -> int | None:
     """The ``commitIdentifier`` of ``commit_user``'s latest snapshot, or None
     when none of the snapshots back to the first missing one (expired) is
     that user's."""
-    latest = tb.latest_snapshot_id(table)
-    if latest is None:
-        return None
-    for sid in range(latest, 0, -1):
-        snap = tb.snapshot_by_id(table, sid)
-        if snap is None:
-            return None
-        if snap.commit_user == commit_user:
-            return int(snap.commit_identifier)
-    return None
+    return _last_identifier(table, commit_user)[0]
+
+
+def abort_once(table, pickled: Iterable[bytes], commit_user: str, identifier: int) -> bool:
+    """Deletes the files of a batch's messages unless a snapshot may name
+    them: Spark aborts a batch whose commit raised, and a commit can raise
+    after its snapshot was created (a lost reply, a failure after it). So
+    the files go only when the user's latest snapshot is known to be of an
+    earlier batch (or there is none, every snapshot there); otherwise they
+    are kept (``remove_orphan_files`` takes them if no snapshot names them).
+    True when they were deleted."""
+    done, complete = _last_identifier(table, commit_user)
+    if (done is not None and done >= identifier) or (done is None and not complete):
+        return False
+    tb.abort(table, pickled)
+    return True
 
 
 def commit_once(table, pickled: Iterable[bytes], commit_user: str, identifier: int) -> bool:

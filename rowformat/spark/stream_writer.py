@@ -98,6 +98,9 @@ class TableStreamWriter(Shipped, DataSourceStreamArrowWriter):
                               self.commit_user(table), int(batchId))
 
     def abort(self, messages, batchId: int) -> None:   # messages of failed tasks are None
+        # also called when commit() raised, perhaps after its snapshot was
+        # created: the files go only if no snapshot of this batch may name them
         settle_worker()
         table = tb.open_table(self.path, storage_options=self.storage_options)
-        tb.abort(table, [m.messages for m in messages if m is not None])
+        streaming.abort_once(table, [m.messages for m in messages if m is not None],
+                             self.commit_user(table), int(batchId))
