@@ -48,6 +48,9 @@ from ..errors import (CompactionConflictError, CompactionOutcomeError, DatasetEr
                       TableMetadataError, TableOptionError)
 from . import _compact_pick as pick
 from . import _compact_lsm, _manifest_merge
+from ._table_io import (acceleration, arrow_schema, conform_batch, file_schema, local_path,
+                        read_batches, reader_options, write_builder)
+from ._table_options import int_option, ratio_option
 
 _COMPACT_SOURCE = 1                 # FileSource.COMPACT (APPEND is 0)
 _BATCH_IDENTIFIER = 2 ** 63 - 1     # BatchWriteBuilder.COMMIT_IDENTIFIER: Long.MAX_VALUE
@@ -128,19 +131,6 @@ def _refuse_unsupported(table, where: str) -> None:
                                    f"{f.name} ({f.type}) is not supported yet")
 
 
-def _int_option(options: dict, key: str, default: int, least: int) -> int:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise TableOptionError(f"table option {key} = {text!r}: expected an integer") from None
-    if value < least:
-        raise TableOptionError(f"table option {key} = {text!r}: expected at least {least}")
-    return value
-
-
 def _size_option(table, key: str, read: Callable[[], int]) -> int:
     try:
         value = int(read())
@@ -153,27 +143,14 @@ def _size_option(table, key: str, read: Callable[[], int]) -> int:
     return value
 
 
-def _ratio_option(options: dict, key: str, default: float) -> float:
-    text = options.get(key)
-    if text is None:
-        return default
-    try:
-        value = float(str(text).strip())
-    except ValueError:
-        raise TableOptionError(f"table option {key} = {text!r}: expected a number") from None
-    if not 0 < value <= 1:
-        raise TableOptionError(f"table option {key} = {text!r}: expected a ratio in (0, 1]")
-    return value
-
-
 def settings(table) -> pick.Settings:
     """The table's compaction options, checked (a bad one is a TableOptionError naming it)."""
     options = _raw_options(table)
     return pick.Settings(
-        min_file_num=_int_option(options, "compaction.min.file-num", 5, 1),
+        min_file_num=int_option(options, "compaction.min.file-num", 5, 1),
         target_file_size=_size_option(table, "target-file-size",
                                       lambda: table.options.target_file_size(False)),
-        small_file_ratio=_ratio_option(options, "compaction.small-file-ratio", 0.7),
+        small_file_ratio=ratio_option(options, "compaction.small-file-ratio", 0.7),
         open_file_cost=_size_option(table, "source.split.open-file-cost",
                                     lambda: table.options.source_split_open_file_cost()))
 
@@ -260,7 +237,6 @@ def _rewrite(table, task: _Task) -> list:
     """Writes the rows of ``task.files``, in order, as new COMPACT files; returns their metas."""
     from pypaimon.utils.file_store_path_factory import canonical_data_file_path
     from pypaimon.write.writer.append_only_data_writer import AppendOnlyDataWriter
-    from ._table_io import acceleration
     values = tuple(task.partition.values)
     for f in task.files:
         f.file_path = (f.physical_path() if f.external_path
@@ -294,7 +270,6 @@ def _rewrite_merged(table, task: _Task) -> list:
     """A primary-key unit's rows merged (``_compact_lsm``) and written at its output level."""
     from pypaimon.write.writer.key_value_data_writer import KeyValueDataWriter
     from ..row.reader import RowFileReader
-    from ._table_io import acceleration, arrow_schema, file_schema, local_path, reader_options
     schema_id = table.table_schema.id
     old = [f.file_name for f in task.files if f.schema_id != schema_id]
     if old:
@@ -355,8 +330,6 @@ def _input_batches(table, task: _Task):
     pypaimon's read of one split of exactly those files."""
     from pypaimon.read.split import DataSplit
     from ..row.reader import RowFileReader
-    from ._table_io import (arrow_schema, conform_batch, file_schema, local_path, read_batches,
-                         reader_options)
     schema_id = table.table_schema.id
     if all(f.file_name.endswith(".row") and f.schema_id == schema_id and not f.extra_files
            for f in task.files):
@@ -378,7 +351,6 @@ def _input_batches(table, task: _Task):
 
 def _delete_written(table, metas: Iterable, storage_options: dict | None) -> None:
     from ..io import fileio
-    from ._table_io import local_path
     for meta in metas:
         for path in meta.collect_files():
             fileio.delete(local_path(str(path), table.file_io), storage_options)
@@ -421,7 +393,6 @@ def _commit(table, entries: list, written: list, since: int,
     only once no snapshot since ``since`` is its own (an earlier attempt
     whose create raised may have succeeded)."""
     from ..io import fileio, urls
-    from ._table_io import acceleration, local_path, write_builder
     commit_user = f"rowformat-compact-{uuid.uuid4()}"     # a dedicated job's own user (Java's)
     table_commit = write_builder(table, False).new_commit()
     table_commit.commit_user = commit_user
