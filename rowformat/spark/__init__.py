@@ -92,13 +92,17 @@ def register(spark) -> None:
     after the first call it is quick (the worker check is made once).
 
     Turns on ``spark.sql.python.filterPushdown.enabled`` for the session
-    unless it was set (to either value): the source then gets Spark's
-    filters, prunes partitions, buckets and files by them and evaluates
-    them on the decoded rows (``option("pushFilters", "false")`` turns that
-    off for one read; docs/spark.md, "Filter pushdown")."""
+    unless it was set (to either value), on Spark versions that keep a
+    pushed read on its query: the source then gets Spark's filters, prunes
+    partitions, buckets and files by them and evaluates them on the decoded
+    rows (``option("pushFilters", "false")`` turns that off for one read;
+    docs/spark.md, "Filter pushdown"). Spark 4.3.0 and older keep it on
+    the DataFrame, and a later query of that DataFrame that pushes no filter
+    reuses the pruned read (too few rows): there the conf is left as it is."""
     check_workers(spark)
     datasource = _import("datasource")
-    if spark.conf.get(datasource.PUSHDOWN_CONF, None) is None:
+    if spark.conf.get(datasource.PUSHDOWN_CONF, None) is None \
+            and not datasource.reuses_pushed_reads(spark.version):
         spark.conf.set(datasource.PUSHDOWN_CONF, "true")
     source = datasource.configured(spark)
     with _REGISTERING:

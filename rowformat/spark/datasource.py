@@ -20,7 +20,7 @@ Table read options: ``snapshotId`` or ``tag`` (time travel),
 ``rowIds`` ("true" adds ``_ROW_ID``; row-tracking tables), ``pushFilters``
 (Spark's filters pruned by and evaluated in the source, :mod:`.filters`: on
 by default while the session's ``spark.sql.python.filterPushdown.enabled``
-is, which register() turns on; "false" turns it off, "true" on whatever
+is, which register() turns on after Spark 4.3; "false" turns it off, "true" on whatever
 the conf; load a new DataFrame per filtered query, see docs/spark.md).
 Bare ``.row`` files (a file or a directory of them): ``paimonSchema`` or a
 user ``.schema(...)``; the sizing options above or ``rowsPerPartition`` (a partition is
@@ -61,6 +61,7 @@ they are never stored in a table's schema (:mod:`.options`).
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from pyspark.sql.datasource import DataSource
@@ -159,6 +160,15 @@ class RowDataSource(DataSource):
 
 
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def reuses_pushed_reads(version: str) -> bool:
+    """Whether Spark ``version`` keeps a pushed-down Python read on the
+    DataFrame's source (4.3 and older: a later query of the same DataFrame
+    that pushes no filter reuses it, and returns too few rows; upstream
+    moved it onto the scan after 4.3)."""
+    numbers = [int(n) for n in re.findall(r"\d+", version)[:2]]
+    return tuple(numbers + [0] * (2 - len(numbers))) <= (4, 3)
 
 
 def spark_pushes_filters(default: bool) -> bool:

@@ -119,6 +119,9 @@ def test_every_helper_works_on_a_connect_session(connect_server, tmp_path):
         assert udf["prefix"] == os.path.normpath(os.path.join(udf["cwd"], "..", "environment"))
         assert probe["version"] == rowformat.__version__ and udf["venv_hidden"], (probe, udf)
     assert got["rows"] == 6000 and got["aggregate_equal"]
+    assert got["pushdown_conf"] is None          # Spark 4.3: register() leaves it off
+    assert got["pushdown"] == {"id = 4242": [1, True], "_ROW_ID IN (5, 4000, 5999)": [3, True],
+                               "user LIKE 'u59%' AND id > 5990": [9, True]}
     assert got["upsert_equal"] and got["upserted"] == 100
     n_ids = len(range(0, 6000, 37))
     assert got["lookup_row_ids_stage"] == [n_ids, True]
