@@ -149,6 +149,8 @@ def main(argv=None) -> int:
         p for p in (here, os.environ.get("PYTHONPATH")) if p)
     spark = start_spark(a.master, a.driver_memory)
     rowformat.spark.register(spark)
+    # (register() leaves it off on Spark 4.3; every query here loads a new DataFrame)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(EmptySource)
     spark.dataSource.register(ArrowFilesSource)
     base = tempfile.mkdtemp(prefix="spark-selective-")
