@@ -128,6 +128,22 @@ def form(options: Mapping[str, Any] | None, what: str = "storage option") -> dic
     return out
 
 
+def for_catalog(options: Mapping[str, Any] | None, what: str = "storage option") -> dict:
+    """``options`` in the form, for a Paimon catalog's options (a table's
+    FileIO is opened with them and its settings read back from them): the
+    names under :data:`PREFIXES` only. A filesystem argument without a
+    catalog name (pyarrow's ``anonymous``, ``role_arn``, ...) would be lost on
+    the way, so it is a StorageOptionError naming it."""
+    out = form(options, what)
+    lost = sorted(k for k in out if not is_store_key(k))
+    if lost:
+        raise StorageOptionError(
+            f"{what} {lost[0]!r} has no Paimon catalog name, and a table's store is opened "
+            f"by those alone: give its settings as {', '.join(S3_NAMES)} (or fs.oss.*, gcs.*, "
+            f"... for other stores)")
+    return out
+
+
 def of_catalog(options: Mapping[str, Any]) -> dict:
     """The store's settings among a Paimon catalog's options (those under
     :data:`PREFIXES`), in the form."""

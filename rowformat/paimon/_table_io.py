@@ -39,9 +39,10 @@ def catalog_options(path: str, storage_options: dict | None = None) -> dict:
     """The catalog options pypaimon's FileIO opens the table at ``path`` with:
     ``storage_options`` in rowformat's one form of store settings
     (``s3.endpoint``, ``s3.access-key``, ...: :mod:`rowformat.io.settings`;
-    an unknown S3 name is a StorageOptionError), for an S3 URL over the
-    standard ``AWS_*`` environment's (which pypaimon does not read itself)."""
-    opts = settings.form(storage_options)
+    an unknown S3 name, or one without a catalog name, is a
+    StorageOptionError), for an S3 URL over the standard ``AWS_*``
+    environment's (which pypaimon does not read itself)."""
+    opts = settings.for_catalog(storage_options)
     if urls.is_s3(path):
         opts = settings.with_environment(opts)
     return {k: str(v) for k, v in opts.items()}

@@ -121,3 +121,16 @@ def test_the_prefix_list_is_one():
     assert all(p in st.PREFIXES for p in st.S3_PREFIXES)
     assert st.is_store_key("S3N.endpoint") and st.is_store_key("fs.oss.endpoint")
     assert not st.is_store_key("bucket") and not st.is_store_key("warehouse")
+
+
+@pytest.mark.parametrize("key", ["anonymous", "role_arn", "retry_strategy"])
+def test_a_table_refuses_a_setting_it_would_lose(key):
+    # a table's store is opened by pypaimon's FileIO from catalog options, and
+    # its settings are read back from them: pyarrow-only arguments have no
+    # catalog name and would be dropped on the way, so they are refused
+    with pytest.raises(StorageOptionError, match=f"'{key}' has no Paimon catalog name"):
+        tables.catalog_options("s3://bucket/wh/t", {key: "x", "s3.endpoint": "http://h:1"})
+    with pytest.raises(StorageOptionError, match=f"'{key}'"):
+        tables.open_table("s3://bucket/wh/t", storage_options={key: "x"})
+    # the same name is a pyarrow argument at the leaf, where it is not lost
+    assert key in st.s3_arguments({key: "x"})
