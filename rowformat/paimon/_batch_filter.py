@@ -14,7 +14,7 @@ row values pypaimon builds specially), keeps pypaimon's own row test.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import AbstractSet, Any, Callable, Optional
 
 import pyarrow as pa
 
@@ -34,7 +34,7 @@ def _special_indices(reader: Any) -> set:
     return out
 
 
-def filter_batch(predicate: Any, batch: pa.RecordBatch, special: set = frozenset()
+def filter_batch(predicate: Any, batch: pa.RecordBatch, special: AbstractSet[Any] = frozenset()
                  ) -> Optional[pa.RecordBatch]:
     """The rows of ``batch`` (whose columns are the positions the
     predicate's indices name) that ``predicate.test`` accepts, None when

@@ -63,6 +63,8 @@ from __future__ import annotations
 import os
 import re
 import sys
+from types import FrameType
+from typing import Optional
 
 from pyspark.sql.datasource import DataSource
 from pyspark.sql.types import StructType
@@ -179,7 +181,7 @@ def spark_pushes_filters(default: bool) -> bool:
     given the session's conf, and the planner's caller is the one place that
     knows it; ``default`` (the conf as register() saw it) when neither
     planner is the caller (a reader made outside Spark's planning)."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None:
         name = os.path.basename(frame.f_code.co_filename)
         if name == "data_source_pushdown_filters.py":

@@ -51,12 +51,18 @@ _PRUNABLE = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "BOOLEA
              "DECIMAL": decimal.Decimal}
 
 
+def _leaf(f: Filter) -> Any:
+    # every filter but Not names its column (``attribute``) and most a
+    # ``value``; pyspark's Filter base class declares neither
+    return f
+
+
 def column_of(f: Filter) -> str | None:
     """The top-level column a filter is on (None for a nested field: Paimon
     predicates and statistics are per top-level column)."""
     while isinstance(f, Not):
         f = f.child
-    attribute = f.attribute
+    attribute = _leaf(f).attribute
     return attribute[0] if len(attribute) == 1 else None
 
 
@@ -182,7 +188,7 @@ def _value(f: Filter, batch: pa.RecordBatch) -> pa.Array:
     """Spark's three-valued result of ``f`` per row (null: unknown)."""
     if isinstance(f, Not):
         return pc.invert(_value(f.child, batch))
-    col = batch.column(f.attribute[0])
+    col = batch.column(_leaf(f).attribute[0])
     if isinstance(f, IsNull):
         return col.is_null()
     if isinstance(f, IsNotNull):
@@ -218,7 +224,7 @@ def _scalar(col: pa.Array, v: Any) -> pa.Scalar:
     return pa.scalar(v, t)
 
 
-def _compare(kind: type, col: pa.Array, v: Any) -> pa.Array:
+def _compare(kind: type[Filter], col: pa.Array, v: Any) -> pa.Array:
     if pa.types.is_floating(col.type):
         return _compare_double(kind, col, float(v))
     if pa.types.is_integer(col.type) and col.type != pa.int64():
@@ -226,7 +232,7 @@ def _compare(kind: type, col: pa.Array, v: Any) -> pa.Array:
     return _ARROW_COMPARE[kind](col, _scalar(col, v))
 
 
-def _compare_double(kind: type, col: pa.Array, v: float) -> pa.Array:
+def _compare_double(kind: type[Filter], col: pa.Array, v: float) -> pa.Array:
     """Spark's order of doubles: NaN equals NaN and is above every other
     value (-0.0 equals 0.0, as in Arrow)."""
     nan = pc.is_nan(col)
@@ -280,7 +286,7 @@ def row_id_ranges(filters: Iterable[Filter]) -> np.ndarray | None:
     lo, hi = 0, 2 ** 63 - 1             # _ROW_ID >= 0
     points: np.ndarray | None = None
     bounded = False
-    for f in row_id_filters(filters):
+    for f in map(_leaf, row_id_filters(filters)):
         if isinstance(f, In):
             values = [v for v in f.value if type(v) is int]
             if len(values) != len([v for v in f.value if v is not None]):
