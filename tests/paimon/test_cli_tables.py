@@ -183,8 +183,8 @@ def test_names_from_table_metadata_are_printed_escaped(capfd, wh, monkeypatch):
 def test_verify_pk_checks_the_system_fields(capfd, pk, monkeypatch):
     # Verifying with the bare columns (no _KEY_/_SEQUENCE_NUMBER/_VALUE_KIND)
     # must fail: the layout matters.
-    from rowformat.paimon import tables
-    monkeypatch.setattr(tables, "file_fields",
+    from rowformat.paimon import _table_io    # where tables.file_schema finds the fields
+    monkeypatch.setattr(_table_io, "file_fields",
                         lambda table, meta: list(table.schema_manager.get_schema(0).fields))
     code, out, _ = run(capfd, "verify", pk[1])
     assert code == 1
