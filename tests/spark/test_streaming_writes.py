@@ -19,9 +19,22 @@ FORMAT = "paimon-row"
 def add_input(directory, n, start):
     """One more input file of ids ``start .. start + n - 1``."""
     os.makedirs(directory, exist_ok=True)
-    name = os.path.join(directory, f"part-{start:06d}.parquet")
-    pq.write_table(pa.table({"id": pa.array(range(start, start + n), pa.int64()),
-                             "v": pa.array([f"v{i}" for i in range(start, start + n)])}), name)
+    add_file(directory, f"part-{start:06d}.parquet",
+             pa.table({"id": pa.array(range(start, start + n), pa.int64()),
+                       "v": pa.array([f"v{i}" for i in range(start, start + n)])}))
+
+
+def add_file(directory, name, table):
+    """``table`` as the input file ``name``, modified a second after every
+    file before it: Spark's file source takes files in order of modification
+    time, and two written within one tick of the clock come in either order."""
+    path = os.path.join(directory, name)
+    pq.write_table(table, path)
+    before = [os.stat(os.path.join(directory, n)).st_mtime_ns for n in os.listdir(directory)
+              if n != name]
+    if before:
+        t = max(before) + 1_000_000_000
+        os.utime(path, ns=(t, t))
 
 
 def run_once(spark, source, table, checkpoint, **options):
@@ -120,9 +133,8 @@ def test_a_new_checkpoint_is_a_new_commit_user(spark, tmp_path):
 def test_primary_key_tables_take_each_batch_as_upserts(spark, tmp_path):
     source, table, ck = str(tmp_path / "in"), str(tmp_path / "t"), str(tmp_path / "ck")
     add_input(source, 4, 0)
-    os.makedirs(source, exist_ok=True)
-    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["new1", "new2"]}),
-                   os.path.join(source, "part-999999.parquet"))
+    add_file(source, "part-999999.parquet",
+             pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["new1", "new2"]}))
     run_once(spark, source, table, ck, primaryKeys="id", bucket="2")
     rows = spark.read.format(FORMAT).load(table).orderBy("id").collect()
     assert [(r.id, r.v) for r in rows] == [(0, "v0"), (1, "new1"), (2, "new2"), (3, "v3")]
