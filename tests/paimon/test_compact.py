@@ -18,6 +18,7 @@ from rowformat.errors import (CompactionConflictError, DatasetError, TableMetada
 from rowformat.paimon import tables
 
 from ._tables import read, sort, typed_table, write
+from ._tables import needs_pypaimon_2_1
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string()), ("p", pa.string())])
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -474,3 +475,6 @@ def test_a_negative_level_is_refused_naming_it(wh):
     with pytest.raises(TableMetadataError, match=r"data file data-.* is at level -1"):
         tables.compact(wh.table("neg"), full=True)
     assert _snapshot(t).id == 5
+
+
+pytestmark = needs_pypaimon_2_1

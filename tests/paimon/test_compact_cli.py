@@ -8,6 +8,7 @@ from rowformat import cli
 
 from ._tables import read, sort, write
 from .test_compact import SCHEMA, _rows
+from ._tables import needs_pypaimon_2_1
 
 
 def run(capfd, *argv):
@@ -66,3 +67,6 @@ def test_errors(capfd, wh, tmp_path):
                    options={"bucket": "1", "merge-engine": "first-row"})
     code, _, err = run(capfd, "compact", str(pk.table_path))
     assert code == 1 and "merge-engine = first-row is not supported yet" in err
+
+
+pytestmark = needs_pypaimon_2_1

@@ -11,6 +11,7 @@ from rowformat.paimon import tables
 
 from ._tables import read, sort, write
 from .test_compact import _delta, _live, _snapshot
+from ._tables import needs_pypaimon_2_1
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("s", pa.string()),
                     ("v", pa.float64()), ("op", pa.string())])
@@ -175,3 +176,6 @@ def test_killed_midway_leaves_the_table_reading_as_before(wh):
         assert _disk(t) - live                   # only files no snapshot names were left
     assert tables.compact(str(t.table_path)).snapshot == 6
     assert sort(read(wh.table("pk"))).equals(before)
+
+
+pytestmark = needs_pypaimon_2_1

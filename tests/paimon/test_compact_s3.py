@@ -12,6 +12,7 @@ from rowformat.paimon import tables
 
 from ._tables import read, sort, write
 from .test_compact import SCHEMA, _rows
+from ._tables import needs_pypaimon_2_1
 
 
 def _table(s3, commits):
@@ -61,3 +62,6 @@ def test_a_concurrent_overwrite_leaves_nothing_in_the_bucket(s3):
     live = {d.meta.file_name for d in tables.data_files(tables.open_table(
         path, storage_options=s3.server.catalog_options()))}
     assert _data_files(s3) == on_store | live
+
+
+pytestmark = needs_pypaimon_2_1

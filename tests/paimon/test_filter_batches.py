@@ -49,6 +49,8 @@ def table(wh):
 
 @pytest.mark.parametrize("name", list(PREDICATES))
 def test_with_filter_keeps_pypaimons_rows(table, name, monkeypatch):
+    if name.startswith("like") and rp.status().pypaimon == "2.0.0":
+        pytest.skip("pypaimon 2.0.0 tests LIKE elsewhere than FilterRecordBatchReader")
     predicate = PREDICATES[name]
     want = sort(read(table, predicate=predicate))
     assert want.num_rows

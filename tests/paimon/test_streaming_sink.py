@@ -9,6 +9,7 @@ import pyarrow as pa
 from rowformat.paimon import streaming, tables
 
 from ._tables import read, sort, write
+from ._tables import needs_pypaimon_2_1
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 
@@ -54,3 +55,6 @@ def test_an_abort_when_its_snapshots_were_expired_keeps_the_files(wh):
     assert not streaming.abort_once(wh.table("x"), [pickled], "q", 1)
     assert sort(read(wh.table("x"))).equals(sort(pa.concat_tables([_batch(0), _batch(1),
                                                                    _batch(7)])))
+
+
+pytestmark = needs_pypaimon_2_1
