@@ -63,8 +63,9 @@ class RowIdIndex:
         order = np.argsort(first, kind="stable")
         self.first = first[order]
         self.counts = np.asarray(counts, np.int64).reshape(-1)[order]
-        self.paths = [paths[i] for i in order]
-        self.metas = None if metas is None else [metas[i] for i in order]
+        # int(): numpy's stubs type a Sequence index as int, not np.intp
+        self.paths = [paths[int(i)] for i in order]
+        self.metas = None if metas is None else [metas[int(i)] for i in order]
         self.storage_options = storage_options
         self.where = where
         ends = self.first + self.counts
