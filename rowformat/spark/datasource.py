@@ -72,7 +72,7 @@ from pyspark.sql.types import StructType
 from ..errors import DatasetError, SchemaError
 from ..paimon import tables as tb
 from . import FORMAT_NAME
-from .file_source import RowReader, row_number_fields
+from .file_source import FilteringRowReader, RowReader, row_number_fields
 from .options import Sources, check_option_names, environment_storage, flag, merge_storage, \
     parse_paimon_schema, session_storage
 from .sizing import PartitionSizing
@@ -126,19 +126,19 @@ class RowDataSource(DataSource):
         sources = Sources.resolve(self.options, self.storage_conf)
         check_option_names(self.options, "read")      # (no stream read option)
         sizing = PartitionSizing.from_options(self.options, self.session_conf)
+        # Only a reader that has pushFilters gets filters, and Spark refuses
+        # one while spark.sql.python.filterPushdown.enabled is off: by
+        # default, one where Spark will push (the conf as it is now, not as
+        # register() saw it); "true" always (Spark then says the conf is off).
+        push = self.options.get("pushfilters")
+        if push is not None and push.strip().lower() not in ("true", "false"):
+            raise ValueError(f"option pushFilters must be 'true' or 'false', got {push!r}")
+        on = spark_pushes_filters(self.pushdown) if push is None \
+            else flag(self.options, "pushfilters")
         if sources.table is not None:
-            # Only a reader that has pushFilters gets filters, and Spark refuses
-            # one while spark.sql.python.filterPushdown.enabled is off: by
-            # default, one where Spark will push (the conf as it is now, not as
-            # register() saw it); "true" always (Spark then says the conf is off).
-            push = self.options.get("pushfilters")
-            if push is not None and push.strip().lower() not in ("true", "false"):
-                raise ValueError(f"option pushFilters must be 'true' or 'false', got {push!r}")
-            on = spark_pushes_filters(self.pushdown) if push is None \
-                else flag(self.options, "pushfilters")
             cls = FilteringReader if on else TableReader
             return cls(self.options, schema, sources.table, sizing, sources.storage_options)
-        return RowReader(self.options, schema, sources, sizing)
+        return (FilteringRowReader if on else RowReader)(self.options, schema, sources, sizing)
 
     def writer(self, schema: StructType, overwrite: bool):
         settle_worker()

@@ -2,7 +2,9 @@
 them): the schema comes from the user, a Spark partition is a run of whole
 blocks of one file, sized as Spark sizes file partitions (or by
 ``rowsPerPartition``). Files (and bitmap files) are local paths or URLs,
-opened with the store's settings resolved on the driver."""
+opened with the store's settings resolved on the driver. With pushdown on
+(:class:`FilteringRowReader`), predicates on the row-number columns plan and
+read only the files and blocks they name."""
 from __future__ import annotations
 
 import json
@@ -22,7 +24,7 @@ from .options import (
     Sources, file_options, flag, int_option, normalize_path, parse_paimon_schema, requested_fields,
 )
 from .sizing import PartitionSizing
-from .spark_types import ArrowConverter, from_spark_schema
+from .spark_types import ArrowConverter, from_spark_schema, spark_arrow_schema
 from .worker import SourceReader
 
 FILE_COLUMN, ROW_COLUMN = "_file", "_row"
@@ -48,12 +50,15 @@ def row_number_fields() -> list[StructField]:
 
 @dataclass
 class BlockRange(InputPartition):
-    """Rows [start, stop) of one file: whole blocks, picklable plain fields."""
+    """Rows [start, stop) of one file: whole blocks, picklable plain fields;
+    ``rows``, when given, the row-number intervals within them that pushed
+    ``_row`` predicates allow (int64 pairs, half-open)."""
     path: str
     start: int
     stop: int
     selection: str | None
     deletion_vector: str | None
+    rows: bytes | None = None
 
 
 class RowReader(SourceReader):
@@ -105,11 +110,11 @@ class RowReader(SourceReader):
 
     partition_type = BlockRange
 
-    def _block_runs(self, schema) -> list[tuple[str, list[int]]]:
+    def _block_runs(self, schema, paths: list[str]) -> list[tuple[str, list[int]]]:
         """Each file's path and the bounds of its partitions: the first row
         of each run of blocks, then the file's row count."""
         files = []
-        for path in self.files:
+        for path in paths:
             with RowFileReader(path, schema, cache_bytes=0,
                                storage_options=file_options(path, self.storage_options)) as r:
                 files.append((path, r.block_index.row_starts.tolist() + [r.num_rows],
@@ -132,9 +137,14 @@ class RowReader(SourceReader):
         return out
 
     def plan(self):
+        return self._plan(self.files, None)
+
+    def _plan(self, files: list[str], ranges: np.ndarray | None) -> list[BlockRange]:
+        """Each file's block runs that hold a row ``ranges`` allows (every
+        row when None), the selection picks and the deletion vector keeps."""
         schema = datatypes.schema(self.file_schema)
         parts = []
-        for path, bounds in self._block_runs(schema):
+        for path, bounds in self._block_runs(schema, files):
             selection = self.selections.get(path)
             vector = self.deletion_vectors.get(path)
             sel_bm = load_bitmap(selection, self.storage_options) if selection else None
@@ -142,11 +152,18 @@ class RowReader(SourceReader):
             for lo, hi in zip(bounds, bounds[1:]):
                 if lo == hi:
                     continue
+                rows = None
+                if ranges is not None:
+                    clipped = np.clip(ranges, lo, hi)
+                    clipped = clipped[clipped[:, 0] < clipped[:, 1]]
+                    if not len(clipped):
+                        continue          # no row the predicates allow
+                    rows = clipped.tobytes()
                 if sel_bm is not None and not sel_bm.range_cardinality(lo, hi):
                     continue              # nothing selected: the blocks are never read
                 if dv_bm is not None and dv_bm.range_cardinality(lo, hi) == hi - lo:
                     continue
-                parts.append(BlockRange(path, lo, hi, selection, vector))
+                parts.append(BlockRange(path, lo, hi, selection, vector, rows))
         return parts
 
     def read_partition(self, partition, target):
@@ -154,8 +171,13 @@ class RowReader(SourceReader):
         file_schema = datatypes.schema(self.file_schema)
         converter = ArrowConverter([(file_schema[c].type, target.field(c)) for c in self.columns])
         rows: range | BitMap = range(partition.start, partition.stop)   # whole blocks: no row list
-        if partition.selection or partition.deletion_vector:
+        if partition.selection or partition.deletion_vector or partition.rows:
             rows = BitMap(rows)
+            if partition.rows:
+                allowed = BitMap()
+                for a, b in np.frombuffer(partition.rows, np.int64).reshape(-1, 2):
+                    allowed.add_range(int(a), int(b))
+                rows &= allowed
             if partition.selection:
                 rows &= load_bitmap(partition.selection, self.storage_options)
             if partition.deletion_vector:
@@ -177,3 +199,51 @@ class RowReader(SourceReader):
                     data[ROW_COLUMN] = pa.array(numbers[done:done + n].astype(np.int64))
                     done += n
                 yield pa.RecordBatch.from_arrays([data[f.name] for f in target], schema=target)
+
+
+class FilteringRowReader(RowReader):
+    """Bare ``.row`` files read with Spark's filters (``pushFilters``, as for
+    tables): ``_file = ...`` and ``_file IN (...)`` pick the files,
+    comparisons and ``IN`` on ``_row`` the blocks and rows read (a point is
+    one block read); the filters rowformat evaluates exactly as Spark are
+    applied to the decoded batches and not handed back."""
+
+    def __init__(self, options, schema: StructType, sources: Sources, sizing: PartitionSizing):
+        super().__init__(options, schema, sources, sizing)
+        self.filters: list = []
+        self.evaluated: list = []
+
+    def pushFilters(self, filters):      # driver side, before partitions()
+        from .filters import evaluates
+        batch_schema = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_schema_json)))
+        self.filters = list(filters)
+        self.evaluated = [f for f in self.filters if evaluates(f, batch_schema)]
+        done = {id(f) for f in self.evaluated}
+        return [f for f in self.filters if id(f) not in done]
+
+    def plan(self):
+        if not self.with_row_numbers:
+            return super().plan()
+        from .filters import row_id_ranges
+        return self._plan(self._named_files(), row_id_ranges(self.filters, ROW_COLUMN))
+
+    def _named_files(self) -> list[str]:
+        """The files read: those ``_file`` equalities name, or all."""
+        from pyspark.sql.datasource import EqualTo, In
+        from .filters import column_of
+        files = self.files
+        for f in self.filters:
+            if column_of(f) != FILE_COLUMN or not isinstance(f, (EqualTo, In)):
+                continue
+            named = set(f.value) if isinstance(f, In) else {f.value}
+            files = [p for p in files if p in named]
+        return files
+
+    def read_partition(self, partition, target):
+        from .filters import batch_mask
+        for batch in super().read_partition(partition, target):
+            mask = batch_mask(self.evaluated, batch)
+            if mask is not None:
+                batch = batch.filter(mask)
+            if batch.num_rows:
+                yield batch

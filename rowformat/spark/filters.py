@@ -272,21 +272,23 @@ def _is_in(col: pa.Array, values: Sequence[Any]) -> pa.Array:
 
 # ---------------------------------------------------------------- _ROW_ID
 
-def row_id_filters(filters: Iterable[Filter]) -> list[Filter]:
-    """The filters on ``_ROW_ID`` that narrow it to ranges (no ``NOT``)."""
-    return [f for f in filters if not isinstance(f, Not) and column_of(f) == ROW_ID
+def row_id_filters(filters: Iterable[Filter], column: str = ROW_ID) -> list[Filter]:
+    """The filters on ``column`` (``_ROW_ID``, or a bare file's ``_row``)
+    that narrow it to ranges (no ``NOT``)."""
+    return [f for f in filters if not isinstance(f, Not) and column_of(f) == column
             and isinstance(f, (*_COMPARISONS, In))]
 
 
-def row_id_ranges(filters: Iterable[Filter]) -> np.ndarray | None:
-    """The ``_ROW_ID`` values the conjunction of ``filters`` allows, as
+def row_id_ranges(filters: Iterable[Filter], column: str = ROW_ID) -> np.ndarray | None:
+    """The values of ``column`` (``_ROW_ID``, or a bare file's row number
+    ``_row``: both start at 0) the conjunction of ``filters`` allows, as
     sorted, disjoint half-open intervals (an (n, 2) int64 array), or None
-    when no filter bounds ``_ROW_ID``. Only filters of
-    :func:`row_id_filters` count; a non-integer literal bounds nothing."""
+    when no filter bounds it. Only filters of :func:`row_id_filters` count;
+    a non-integer literal bounds nothing."""
     lo, hi = 0, 2 ** 63 - 1             # _ROW_ID >= 0
     points: np.ndarray | None = None
     bounded = False
-    for f in map(_leaf, row_id_filters(filters)):
+    for f in map(_leaf, row_id_filters(filters, column)):
         if isinstance(f, In):
             values = [v for v in f.value if type(v) is int]
             if len(values) != len([v for v in f.value if v is not None]):

@@ -276,3 +276,53 @@ def test_register_turns_pushdown_on_unless_set(spark):
         else:
             spark.conf.set(PUSHDOWN_CONF, before)
         rowformat.spark.register(spark)
+
+
+@pytest.fixture(scope="module")
+def bare_files(tmp_path_factory):
+    """Two bare .row files of 2,000 rows each in blocks of about 100 rows."""
+    from rowformat import RowFileWriter
+    d = tmp_path_factory.mktemp("pushdown-bare")
+    paths = []
+    for n in range(2):
+        path = str(d / f"f{n}.row")
+        with RowFileWriter(path, "k BIGINT NOT NULL, s STRING", block_size=1024) as w:
+            w.write_rows([(n * 10000 + i, None if i % 7 == 0 else f"s{i}") for i in range(2000)])
+        paths.append(path)
+    return str(d), paths
+
+
+def test_row_number_predicates_on_bare_files(registered, bare_files):
+    """``_row`` ranges and ``_file`` equalities pick the blocks and files
+    read; the rows are those of the same filter over the whole read."""
+    spark = registered
+    d, paths = bare_files
+    from rowformat import RowFileReader
+    from rowformat.spark.file_source import BlockRange, FilteringRowReader
+    with RowFileReader(paths[0], "k BIGINT NOT NULL, s STRING") as r:
+        starts = r.block_index.row_starts.tolist()
+    assert len(starts) > 10
+
+    reader = _reader(d, paimonSchema="k BIGINT NOT NULL, s STRING", rowNumbers="true",
+                     rowsPerPartition=1)
+    assert isinstance(reader, FilteringRowReader)
+    back = reader.pushFilters([In(("_row",), (5, 1500)), EqualTo(("_file",), paths[1])])
+    assert back == []                              # both evaluated on the batches
+    parts = reader.partitions()
+    assert all(isinstance(p, BlockRange) and p.path == paths[1] for p in parts)
+    # one block each: the ones holding rows 5 and 1500
+    assert sorted(p.start for p in parts) == [0, max(s for s in starts if s <= 1500)]
+    assert type(_reader(d, paimonSchema="k BIGINT NOT NULL, s STRING",
+                        pushFilters="false")) is not FilteringRowReader
+
+    def load(push):
+        return spark.read.format(FORMAT_NAME).option("paimonSchema", "k BIGINT NOT NULL, s STRING") \
+            .option("rowNumbers", "true").option("pushFilters", push).load(d)
+    for cond in ("_row = 1999", "_row IN (0, 7, 1500, 5000)", "_row BETWEEN 95 AND 305",
+                 "_row > 1990 AND s IS NULL", "_row < 3 OR k = 10004", "NOT _row < 1995",
+                 f"_file = '{paths[0]}' AND _row >= 1998", "_row = -1", "_row >= 2000",
+                 f"_file IN ('{paths[1]}', 'nope') AND _row IN (1, 2)"):
+        got = load("true").where(cond).select("_file", "_row", "k", "s")
+        want = load("false").where(cond).select("_file", "_row", "k", "s")
+        assert sorted(got.collect()) == sorted(want.collect()), cond
+    assert load("true").where("_row = 1999").count() == 2
