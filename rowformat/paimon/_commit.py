@@ -192,11 +192,34 @@ def check_store(file_io, path: str) -> bool:
 def make_try_commit(stock: Any) -> Any:
     """``FileStoreCommit._try_commit``: the store checked before pypaimon's
     retry loop, so that a refusal is raised at once (inside the loop it would
-    be retried ten times, then wrapped in a RuntimeError)."""
+    be retried ten times, then wrapped in a RuntimeError); after an
+    ``APPEND``/``OVERWRITE`` commit, the automatic compaction and expiry
+    (:mod:`._after_commit`)."""
 
     def _try_commit(self, *args, **kwargs):
         check_store(self.table.file_io, str(self.table.table_path))
-        return stock(self, *args, **kwargs)
+        kind = kwargs.get("commit_kind", args[0] if args else None)
+        if kind not in ("APPEND", "OVERWRITE"):
+            return stock(self, *args, **kwargs)
+        # a user's commit: what it commits is noted (the plan's last answer,
+        # retries included) so that, once it succeeded, the buckets it
+        # wrote are compacted and snapshots expired, as Java's writers do
+        # after a commit (_after_commit)
+        planned: list = []
+        plan = kwargs.get("commit_entries_plan", args[2] if len(args) > 2 else None)
+
+        def noting_plan(latest):
+            entries = plan(latest)
+            planned[:] = [list(entries or [])]
+            return entries
+        if "commit_entries_plan" in kwargs:
+            kwargs["commit_entries_plan"] = noting_plan
+        elif len(args) > 2:
+            args = args[:2] + (noting_plan,) + args[3:]
+        result = stock(self, *args, **kwargs)
+        from ._after_commit import after_commit
+        after_commit(self.table, planned[0] if planned else [])
+        return result
 
     _try_commit._rowformat_stock = stock  # type: ignore[attr-defined]
     return _try_commit

@@ -201,15 +201,17 @@ def _check_entries(table, snapshot, entries: list) -> None:
 
 
 def plan(table, snapshot, s: pick.Settings, partitions: list[dict] | None,
-         full: bool) -> tuple[list[_Task], list]:
-    """(the tasks, every live entry) of ``snapshot``."""
+         full: bool, buckets: set | None = None) -> tuple[list[_Task], list]:
+    """(the tasks, every live entry) of ``snapshot``; with ``buckets``
+    (``(partition values tuple, bucket)`` keys), only those buckets'."""
     entries = _live_entries(table, snapshot)
     _check_entries(table, snapshot, entries)
     wanted = _wanted(partitions, table)
     groups: dict[tuple, list] = {}
     for e in entries:
-        if wanted(e.partition):
-            groups.setdefault((tuple(e.partition.values), e.bucket), []).append(e)
+        key = (tuple(e.partition.values), e.bucket)
+        if wanted(e.partition) and (buckets is None or key in buckets):
+            groups.setdefault(key, []).append(e)
     tasks = []
     unaware = int(table.total_buckets) == -1
     lsm_settings = _compact_lsm.settings(_raw_options(table)) if table.is_primary_key_table \
@@ -455,10 +457,12 @@ def _commit(table, entries: list, written: list, since: int,
 
 def compact(table, partitions: list[dict] | None = None, full: bool = False,
             dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
-            storage_options: dict | None = None) -> Compacted:
+            storage_options: dict | None = None, buckets: set | None = None) -> Compacted:
     """Compacts ``table`` (a pypaimon FileStoreTable at its latest snapshot;
-    ``storage_options`` its store's settings). ``progress(done, total)`` is
-    called after each bucket's rewrite."""
+    ``storage_options`` its store's settings); with ``buckets``, only those
+    (``(partition values tuple, bucket)``: the automatic compaction after a
+    commit, of the buckets it wrote). ``progress(done, total)`` is called
+    after each bucket's rewrite."""
     where = str(table.table_path)
     _refuse_unsupported(table, where)
     s = settings(table)
@@ -468,7 +472,7 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     snapshot = table.snapshot_manager().get_latest_snapshot()
     if snapshot is None:
         return Compacted(None, 0, 0, 0, 0, 0, 0, 0)
-    tasks, live = plan(table, snapshot, s, partitions, full)
+    tasks, live = plan(table, snapshot, s, partitions, full, buckets)
     files_before = len(live)
     bytes_before = sum(int(e.file.file_size) for e in live)
     rewritten = sum(len(t.files) for t in tasks)

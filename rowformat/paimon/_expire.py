@@ -307,15 +307,20 @@ def cutoff_millis(older_than: Any) -> int | None:
     raise TypeError(f"older_than must be a datetime or a timedelta, not {type(older_than).__name__}")
 
 
-def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
-    """The oldest snapshots that may go: contiguous from the earliest."""
+def _protected(table: Table) -> int | None:
+    """The lowest ``nextSnapshot`` of the table's consumers (None: no consumer)."""
     consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
                  for n in fileio.list_names(table.path("consumer"), table.options)
                  if n.startswith("consumer-")]
     if any(not isinstance(c, int) or isinstance(c, bool) for c in consumers):
         raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
                                  f"a snapshot id: {consumers!r}")
-    protected = min((c for c in consumers if c is not None), default=None)   # (None: refused above)
+    return min((c for c in consumers if c is not None), default=None)   # (None: refused above)
+
+
+def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
+    """The oldest snapshots that may go: contiguous from the earliest."""
+    protected = _protected(table)
     # as Paimon's: ids below latest - retain_last + 1 may go; and by count
     # too, so a gap in the ids never lets one of the last retain_last go
     boundary = ids[-1] - retain_last + 1 if ids else 0
@@ -361,9 +366,48 @@ def anchors(table: Table, kept: Iterable[int], live_only: bool = True) -> Refs:
     return refs
 
 
+@dataclass(frozen=True)
+class Retention:
+    """A table's retention options, as Paimon Java's writers expire by them
+    after each commit (``ExpireSnapshotsImpl.expire``)."""
+    num_retained_min: int       # snapshot.num-retained.min (10)
+    num_retained_max: int       # snapshot.num-retained.max (Integer.MAX_VALUE)
+    time_retained_ms: int       # snapshot.time-retained (1 h)
+    expire_limit: int           # snapshot.expire.limit (50)
+
+
+def _by_retention(table: Table, ids: list[int], r: Retention) -> list[int]:
+    """Java's choice, L the latest id and E the earliest: the ids from
+    max(L - max + 1, E) up always go; none of the last ``min`` goes, nor one
+    a consumer still reads, nor more than ``limit`` at once; between, a
+    snapshot goes while its successor is older than ``time-retained`` (it
+    was replaced before the retention window)."""
+    if not ids:
+        return []
+    latest, earliest = ids[-1], ids[0]
+    lowest = max(latest - r.num_retained_max + 1, earliest)
+    max_exclusive = latest - r.num_retained_min + 1
+    protected = _protected(table)
+    if protected is not None:
+        max_exclusive = min(max_exclusive, protected)
+    max_exclusive = min(max_exclusive, earliest + r.expire_limit)
+    older_than = int(time.time() * 1000) - r.time_retained_ms
+    end = max_exclusive
+    for sid in range(lowest, max_exclusive):
+        if _time_millis(table, sid + 1) >= older_than:
+            end = sid
+            break
+    return [sid for sid in ids if sid < end]
+
+
 def expire(root: str, retain_last: int | None, older_than: Any, storage_options: dict | None,
-           dry_run: bool) -> Expired:
+           dry_run: bool, retention: Retention | None = None) -> Expired:
+    """Expires by ``retain_last`` and ``older_than`` (the API's and the
+    command line's rules), or, given ``retention``, by Java's rules
+    (:func:`_by_retention`; the automatic expiry after a commit)."""
     table = Table(root, storage_options)
+    if retention is not None:
+        retain_last = max(1, retention.num_retained_min)
     what, given = "retain_last", retain_last
     if retain_last is None:         # the table's option, a string
         schema_dir = table.path("schema")
@@ -387,7 +431,8 @@ def expire(root: str, retain_last: int | None, older_than: Any, storage_options:
         raise TableMetadataError(f"{snap_dir}: snapshots {ids[0]}-{ids[-1]} lack "
                                  f"{missing[:10]}: not expiring a table whose snapshot ids "
                                  f"have a gap, nothing deleted")
-    doomed_ids = _to_expire(table, ids, retain_last, cutoff_millis(older_than))
+    doomed_ids = (_by_retention(table, ids, retention) if retention is not None
+                  else _to_expire(table, ids, retain_last, cutoff_millis(older_than)))
     if not doomed_ids:
         return Expired([], ids[0] if ids else None, 0, 0)
     keep = anchors(table, ids[len(doomed_ids):])
