@@ -202,6 +202,10 @@ def cluster_session(c, archive: str, driver_memory: str, executor_memory: str, w
                          "spark.executor.cores": "2", "spark.cores.max": "2",
                          "spark.executor.memory": executor_memory,
                          "spark.driver.memory": driver_memory,
+                         # the tests' C1-only JIT and serial GC start faster; measured
+                         # here is the JVM as deployed
+                         "spark.driver.extraJavaOptions": "",
+                         "spark.executor.extraJavaOptions": "",
                          "spark.sql.shuffle.partitions": "2"})
     builder = SparkSession.builder.master(c.master).appName("rowformat-spark-selective")
     for k, v in conf.items():
@@ -216,26 +220,29 @@ def data_files(path: str, suffix: str) -> int:
                if x.endswith(suffix) and not x.startswith("."))
 
 
-def write_matching_arrow(table_path: str, out: str, filters) -> tuple[int, str]:
-    """The rows of the splits the planner keeps for ``filters``, as Arrow IPC
-    files of Spark's types (one a split, as paimon-row reads them): the
-    input of the Arrow hand-off floor. (files, the Spark schema)"""
+def write_matching_arrow(spark, table_path: str, out: str, filters) -> tuple[int, str]:
+    """The rows of the partitions paimon-row's reader plans for ``filters``
+    in this session, as Arrow IPC files of Spark's types, one a partition
+    (as many tasks as paimon-row's read, each handing over the same rows):
+    the input of the Arrow hand-off floor. (files, the Spark schema)"""
     import pyarrow as pa
     from rowformat.arrow_cast import cast_batch
     from rowformat.paimon import tables as tb
-    from rowformat.spark.filters import planner_predicate
+    from rowformat.spark.datasource import configured
     from rowformat.spark.spark_types import spark_arrow_schema, to_spark_schema
     table = tb.open_table(table_path)
     schema = to_spark_schema(tb.row_type(table))
     target = spark_arrow_schema(schema)
-    roots = {f.name: f.type.root for f in tb.row_type(table).fields}
-    predicate = planner_predicate(filters, roots, table.new_read_builder().new_predicate_builder())
-    splits = tb.plan_splits(table, predicate=predicate)
-    for i, split in enumerate(splits):
+    source = type("S", (configured(spark),), {"pushdown": True})(
+        CaseInsensitiveDict({"path": table_path}))
+    reader = source.reader(source.schema())
+    reader.pushFilters(list(filters))
+    parts = list(reader.partitions())
+    for i, part in enumerate(parts):
         with pa.OSFile(f"{out}.{i}", "wb") as f, pa.ipc.new_file(f, target) as w:
-            for batch in tb.read_batches(table, [split], schema.names):
+            for batch in tb.read_batches(table, pickle.loads(part.splits), schema.names):
                 w.write_batch(cast_batch(batch, target, truncate=True))
-    return len(splits), schema
+    return len(parts), schema
 
 
 def planned_files(table: str, filters, row_ids: bool = False) -> int:
@@ -349,8 +356,9 @@ def measure(spark, a, base, table, parquet, opened):
     for op, (_, filters, _, handoff) in queries.items():
         if handoff:
             path = os.path.join(base, f"handoff{len(handoffs)}.arrow")
-            n, schema = write_matching_arrow(table, path, filters)
+            n, schema = write_matching_arrow(spark, table, path, filters)
             handoffs[op] = (path, n, schema)
+            print(f"{op}: the hand-off floor reads {n} partitions", file=sys.stderr)
 
     def handoff_of(op):
         path, n, schema = handoffs[op]
