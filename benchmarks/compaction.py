@@ -3,8 +3,11 @@ commits, scanned before and after ``rowformat.paimon.tables.compact``,
 against the same rows written in one commit; the compaction's throughput
 against an accelerated write of the same rows. Primary key (the issue's
 case): ``--pk-rows`` rows in 2 buckets, then ``--upserts`` upserts of
-``--pk-rows``/20 rows each, scanned (merged) before and after compacting,
-against the final rows freshly written. Scans are accelerated pypaimon reads
+``--pk-rows``/20 rows each into a ``write-only`` table and, side by side,
+one compacted automatically after each commit (the upserts' times
+compared); scanned (merged): the write-only table before and after
+``compact``, the automatically compacted one, against the final rows
+freshly written. Scans are accelerated pypaimon reads
 of the whole table, interleaved round by round (the reference, the table at
 its last APPEND snapshot by time travel: the files before compacting, the
 compacted table), medians of ``--repeats``.
@@ -60,35 +63,62 @@ def _primary_key(root, args) -> list[str]:
         return pa.table({"id": ids, "v": rng.random(len(ids)),
                          "s": [f"r{round_}-{i}" for i in ids]}, schema=schema)
 
-    pk = _table(root, "pk", schema, ["id"], bucket="2")
-    _write(pk, rows(np.arange(n), 0))
-    t0 = time.perf_counter()
-    for r in range(1, args.upserts + 1):
-        _write(pk, rows(rng.choice(n, step, replace=False), r))
-    upsert_s = time.perf_counter() - t0
+    base = rows(np.arange(n), 0)
+    upserts = [rows(rng.choice(n, step, replace=False), r) for r in range(1, args.upserts + 1)]
+    # the same upserts into two tables, side by side: one write-only (no
+    # compaction, no expiry: pypaimon as it commits), one with the automatic
+    # compaction and expiry after each accelerated commit (the defaults);
+    # each round alternates which goes first
+    pk = _table(root, "pk", schema, ["id"], bucket="2", **{"write-only": "true"})
+    auto = _table(root, "auto", schema, ["id"], bucket="2")
+    _write(pk, base)
+    _write(auto, base)
+    upsert_s = {"pk": 0.0, "auto": 0.0}
+    for r, data in enumerate(upserts):
+        for label in (("pk", "auto") if r % 2 == 0 else ("auto", "pk")):
+            t0 = time.perf_counter()
+            _write(pk if label == "pk" else auto, data)
+            upsert_s[label] += time.perf_counter() - t0
     last = pk.snapshot_manager().get_latest_snapshot().id
     files_before = len(tables.data_files(pk))
+    auto_files = tables.data_files(auto)
+    auto_levels = {}
+    for f in auto_files:
+        auto_levels.setdefault(f.bucket, []).append(f.level)
+    auto_snaps = [auto.snapshot_manager().get_snapshot_by_id(i)
+                  for i in range(1, auto.snapshot_manager().get_latest_snapshot().id + 1)]
+    compacts = sum(1 for s in auto_snaps if s is not None and s.commit_kind == "COMPACT")
     t0 = time.perf_counter()
     got = tables.compact(str(pk.table_path))
     compact_s = time.perf_counter() - t0
     before = tables.open_table(str(pk.table_path), snapshot_id=last)
     final = _read_all(before)
+    assert _read_all(auto).sort_by("id").equals(final.sort_by("id"))
     fresh = _table(root, "fresh", schema, ["id"], bucket="2")
     _write(fresh, final)
     med = _interleaved({"fresh": fresh, "before": before,
-                        "after": tables.open_table(str(pk.table_path))}, n, args.repeats)
+                        "after": tables.open_table(str(pk.table_path)),
+                        "auto": tables.open_table(str(auto.table_path))}, n, args.repeats)
+    layout = "; ".join(f"bucket {b}: levels {sorted(v)}" for b, v in sorted(auto_levels.items()))
     return [
         f"Primary key: {n:,} rows in 2 buckets, then {args.upserts} accelerated upserts of "
-        f"{step:,} rows ({upsert_s:.1f} s), compacted once by `compact` (universal compaction, "
-        f"default options: {got.rewritten} files rewritten as {got.written} in {compact_s:.2f} s, "
-        f"one COMPACT snapshot); merged scans:", "",
+        f"{step:,} rows, the same upserts into two tables side by side (each round alternating "
+        f"which goes first): one `write-only = true` (no compaction, no expiry: "
+        f"{upsert_s['pk']:.1f} s), one with the automatic compaction and expiry after each "
+        f"commit (default options: {upsert_s['auto']:.1f} s, "
+        f"**{upsert_s['auto'] / upsert_s['pk']:.2f}x**; {compacts} COMPACT snapshots; its "
+        f"files at the end: {layout}). The write-only table then compacted once by `compact` "
+        f"(universal compaction, default options: {got.rewritten} files rewritten as "
+        f"{got.written} in {compact_s:.2f} s, one COMPACT snapshot); merged scans:", "",
         "| table | data files | scan (s) | vs freshly written |", "|---|---:|---:|---:|",
         f"| the final rows freshly written | {len(tables.data_files(fresh))} | {med['fresh']:.3f} "
         f"| 1.00x |",
-        f"| after {args.upserts} upserts | {files_before} | {med['before']:.3f} | "
+        f"| after {args.upserts} upserts, write-only | {files_before} | {med['before']:.3f} | "
         f"{med['before'] / med['fresh']:.2f}x |",
-        f"| compacted | {got.files_after} | {med['after']:.3f} | "
-        f"{med['after'] / med['fresh']:.2f}x |", ""]
+        f"| that table compacted by `compact` | {got.files_after} | {med['after']:.3f} | "
+        f"{med['after'] / med['fresh']:.2f}x |",
+        f"| after {args.upserts} upserts with automatic compaction | {len(auto_files)} | "
+        f"{med['auto']:.3f} | {med['auto'] / med['fresh']:.2f}x |", ""]
 
 
 def _read_all(t):
