@@ -211,3 +211,22 @@ def test_retention_options_are_checked(wh):
     assert _kinds(t) == [(1, "APPEND")]
     with pytest.raises(Exception, match="snapshot.time-retained"):
         _after_commit.retention({"snapshot.time-retained": "soon"})
+
+
+def test_expiry_after_the_compaction_frees_the_compacted_files(wh):
+    t = wh.create("ec", SCHEMA, primary_keys=["id"],
+                  options={"bucket": "1", "snapshot.num-retained.min": "2",
+                           "snapshot.num-retained.max": "2"})
+    rp.accelerate()
+    for k in range(5):
+        write(t, _rows(list(range(k, k + 4)), k))
+    # the 5th commit's compaction, then one expiry: 5 (APPEND) and 6 (COMPACT) stay,
+    # and snapshot 5 still holds the 5 level-0 files the compaction replaced
+    assert _kinds(t) == [(5, "APPEND"), (6, "COMPACT")] and len(_disk(t)) == 6
+    assert _stock_read(t, snapshot_id=5).equals(_stock_read(t, snapshot_id=6))
+    write(t, _rows([0], "last"))
+    # snapshot 5 expired: its level-0 files go, the level-5 file and the new one stay
+    assert _kinds(t) == [(6, "COMPACT"), (7, "APPEND")]
+    assert _disk(t) == _named(t) and len(_disk(t)) == 2
+    assert _stock_read(t, snapshot_id=6).num_rows == 8
+    assert _stock_read(t).column("s").to_pylist()[0] == "last.0"
