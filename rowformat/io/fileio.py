@@ -186,10 +186,20 @@ def delete(url: str, storage_options: dict | None = None) -> bool:
         raise err from None
 
 
+def make_dirs(path: str) -> None:
+    """Creates the local directory ``path`` and its parents if missing. A
+    URL needs none: object stores have keys, not directories, and the
+    stores that have directories create a written file's parents."""
+    here = local(path)
+    if here is not None:
+        with mapped(path, "creating the directory"):
+            os.makedirs(here, exist_ok=True)
+
+
 def is_local(path: Any) -> bool:
     """``path`` is a local path (or a ``file://`` URL)."""
     return local(path) is not None
 
 
 __all__ = ["kind", "list_names", "walk", "file_size", "open_file", "read_bytes", "delete",
-           "is_local", "is_url"]
+           "make_dirs", "is_local", "is_url"]

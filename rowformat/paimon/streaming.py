@@ -14,14 +14,22 @@ streaming source and an exactly-once streaming sink need and pypaimon lacks.
   changelog), :func:`delta_splits` (the splits of what one snapshot added,
   pypaimon's follow-up plan) and :func:`full_splits` (every file of a
   snapshot), each in one deterministic order: a replayed range plans the
-  same splits.
+  same splits;
+* consumers (``consumer/consumer-<id>`` holding ``{"nextSnapshot": N}``,
+  the layout of Paimon Java's and pypaimon's ``ConsumerManager``):
+  :func:`consumer_next_snapshot` and :func:`record_consumer`, which writes
+  it atomically (pypaimon's ``overwrite_file_utf8`` rewrites in place).
+  Expiry keeps every snapshot from the lowest ``nextSnapshot`` on.
 """
 from __future__ import annotations
 
+import json
 import pickle
 from typing import Any, Iterable
 
-from ..errors import PaimonIntegrationError
+from ..errors import PaimonIntegrationError, TableMetadataError
+from ..io import fileio
+from ..io.output import write_atomically
 from . import tables as tb
 from ._metadata import reading
 
@@ -162,3 +170,42 @@ def full_splits(path: str, snapshot_id: int, storage_options: dict | None) -> li
     where the table allows, in :func:`_ordered` order."""
     table = tb.open_table(path, snapshot_id=snapshot_id, storage_options=storage_options)
     return _ordered(tb.plan_splits(table))
+
+
+# ---------------------------------------------------------------- consumers
+
+CONSUMER_PREFIX = "consumer-"
+
+
+def consumer_path(root: str, consumer_id: str) -> str:
+    """The consumer file of ``consumer_id`` in the table at ``root``."""
+    if not isinstance(consumer_id, str) or not consumer_id.strip() \
+            or consumer_id in (".", "..") or "/" in consumer_id or "\\" in consumer_id:
+        raise ValueError(f"option consumer-id must be a name without path separators, "
+                         f"got {consumer_id!r}")
+    return f"{root.rstrip('/')}/consumer/{CONSUMER_PREFIX}{consumer_id}"
+
+
+def consumer_next_snapshot(root: str, consumer_id: str,
+                           storage_options: dict | None = None) -> int | None:
+    """The snapshot the consumer reads next, or None when it has no file."""
+    path = consumer_path(root, consumer_id)
+    if fileio.kind(path, storage_options) is None:
+        return None
+    raw = fileio.read_bytes(path, storage_options)
+    try:
+        value = json.loads(raw)["nextSnapshot"]
+    except (ValueError, KeyError, TypeError):
+        value = None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise TableMetadataError(f"{path}: a consumer file holds {{\"nextSnapshot\": <snapshot "
+                                 f"id>}}, got {raw[:200]!r}")
+    return value
+
+
+def record_consumer(root: str, consumer_id: str, next_id: int,
+                    storage_options: dict | None = None) -> None:
+    """Sets the consumer's next snapshot to ``next_id``."""
+    fileio.make_dirs(f"{root.rstrip('/')}/consumer")
+    write_atomically(consumer_path(root, consumer_id),
+                     json.dumps({"nextSnapshot": int(next_id)}).encode(), storage_options)

@@ -71,8 +71,8 @@ WRITE_OPTIONS = ("path", "partitionKeys", "primaryKeys", "bucket", "paimonSchema
 STREAM_READ_OPTIONS = ("path", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis",
                        "read.stream.maxFilesPerTrigger", "read.stream.maxBytesPerTrigger",
                        "read.stream.maxRowsPerTrigger", "read.stream.minRowsPerTrigger",
-                       "read.stream.maxTriggerDelayMs", "maxPartitionBytes", "openCostInBytes",
-                       "defaultParallelism")
+                       "read.stream.maxTriggerDelayMs", "consumer-id", "consumer.ignore-progress",
+                       "maxPartitionBytes", "openCostInBytes", "defaultParallelism")
 STREAM_WRITE_OPTIONS = ("path", "checkpointLocation", "commitUser", "queryName",
                         "partitionKeys", "primaryKeys", "bucket", "paimonSchema",
                         "blobReferenceRoots")

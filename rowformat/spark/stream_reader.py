@@ -29,6 +29,13 @@ holds nothing back for ``minRowsPerTrigger``).
 A snapshot a stream still has to read that has expired is an error naming
 what to change, never a silent jump (Paimon's Java source falls back to its
 starting snapshot; pypaimon's streaming scan waits forever).
+
+``consumer-id`` (Paimon's connector's): each offset Spark commits is
+recorded as the consumer's next snapshot (``consumer/consumer-<id>``, as
+Paimon's master writes it: the snapshot after a finished one, the snapshot
+itself when part-read, nothing during the starting full scan), so expiry
+keeps what the stream has not read; a query without a checkpoint starts
+from it, incrementally, unless ``consumer.ignore-progress`` is true.
 """
 from __future__ import annotations
 
@@ -122,6 +129,15 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self.start_snapshot = self._start(merged, "scan.snapshot-id", "from-snapshot",
                                           "from-snapshot-full")
         self.start_millis = self._start(merged, "scan.timestamp-millis", "from-timestamp")
+        self.consumer = merged.get("consumer-id")
+        if self.consumer is not None:
+            streaming.consumer_path(path, self.consumer)      # (checks the name)
+        ignore = merged.get("consumer.ignore-progress", "false").strip().lower()
+        if ignore not in ("true", "false"):
+            raise ValueError(f"{FORMAT_NAME}: option consumer.ignore-progress must be 'true' "
+                             f"or 'false', got {ignore!r}")
+        self.ignore_progress = ignore == "true"
+        self._recorded: int | None = None     # the consumer's next snapshot, as last written
         self._initial: dict | None = None
         self._bound: int | None = None       # availableNow: the last snapshot read
         self._last_trigger = 0.0             # the last non-empty latestOffset (min rows)
@@ -172,6 +188,9 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         settle_worker()
         table = self._table()
         latest = tb.latest_snapshot_id(table)
+        resumed = self._consumer_start(table)
+        if resumed is not None:
+            return resumed
         if self.mode == "latest-full":
             return offset(1, -1, False) if latest is None else offset(latest, -1, True)
         if self.mode == "latest":
@@ -192,6 +211,23 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
                                f"needs snapshot {sid}, which does not exist (latest: {latest})")
         return offset(sid, -1, full)
 
+    def _consumer_start(self, table) -> dict | None:
+        """Where the consumer stopped (Paimon's rule: it overrides scan.mode
+        unless consumer.ignore-progress), or None."""
+        if self.consumer is None or self.ignore_progress:
+            return None
+        sid = streaming.consumer_next_snapshot(self.path, self.consumer, self.storage_options)
+        if sid is None:
+            return None
+        earliest = streaming.earliest_id(table)
+        if earliest is not None and sid < earliest:
+            raise DatasetError(
+                f"{FORMAT_NAME}: {self.path}: consumer {self.consumer!r} reads snapshot {sid} "
+                f"next, but the earliest snapshot is {earliest} (the ones it had not read have "
+                f"expired): use another consumer-id, or set consumer.ignore-progress to start "
+                f"by scan.mode")
+        return offset(sid, -1, False)
+
     def prepareForTriggerAvailableNow(self) -> None:
         settle_worker()
         self._bound = tb.latest_snapshot_id(self._table()) or 0
@@ -211,6 +247,11 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
 
     def latestOffset(self, start: dict, limit) -> dict:
         settle_worker()
+        # Spark plans batch N from the end of batch N - 1 once that batch is
+        # in its commit log (or from the initial offset): read through. Its
+        # own commit(end) comes later, and never for an availableNow run's
+        # last batch, which would leave the consumer a batch behind.
+        self._record_consumer(start)
         table = self._table()
         limited = not isinstance(limit, ReadAllAvailable)
         files, rows, size = (self.limits[k] for k in LIMITS) if limited else (None,) * 3
@@ -318,7 +359,22 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             yield cast_batch(batch, target, truncate=True)
 
     def commit(self, end: dict) -> None:
-        pass        # Spark's checkpoint holds the progress
+        # Spark's checkpoint holds the progress; a consumer records it for
+        # expiry and for queries without a checkpoint
+        self._record_consumer(end)
+
+    def _record_consumer(self, done: dict) -> None:
+        """The consumer's next snapshot after the offset ``done``, read
+        through: offset(S + 1, -1) follows a finished snapshot S, offset(S,
+        i) is S part-read (kept), and nothing is recorded during the
+        starting full scan. Written when it changes."""
+        if self.consumer is None:
+            return
+        sid, _, scan = _position(done)
+        if scan or sid == self._recorded:
+            return
+        streaming.record_consumer(self.path, self.consumer, sid, self.storage_options)
+        self._recorded = sid
 
     def __getstate__(self):
         state = dict(self.__dict__)
