@@ -92,6 +92,21 @@ POINTS: tuple[Point, ...] = (
           "pypaimon.write.writer.data_writer", (("self", "data"),),
           "._writer:make_write_data_to_file", needs=("_should_write_row_sidecar",),
           what="writes .row files with the table's file.block-size"),
+    # the ordinary columns' .row file of a table with BLOB or vector columns
+    # (their own writer, which bypasses _write_data_to_file): the same block
+    # size and value statistics; pypaimon 2.0.0 has two such writers, 2.1.0
+    # one base class
+    *(Point(module, f"{cls}._write_normal_data_to_file", module, (("self", "data"),),
+            "._writer:make_write_normal_data_to_file", versions=versions,
+            what="writes the ordinary columns' .row file of BLOB and vector tables with "
+                 "statistics")
+      for module, cls, versions in (
+          ("pypaimon.write.writer.composite_data_writer", "CompositeDataWriter",
+           frozenset({"2.1.0"})),
+          ("pypaimon.write.writer.dedicated_format_writer", "DedicatedFormatWriter",
+           frozenset({"2.0.0"})),
+          ("pypaimon.write.writer.data_vector_writer", "DataVectorWriter",
+           frozenset({"2.0.0"})))),
     # snapshot (and schema) commits: a rename that refuses an existing
     # target across processes, not only across threads (_rename)
     Point("pypaimon.filesystem.local_file_io", "LocalFileIO.rename",

@@ -225,6 +225,44 @@ def make_write_data_to_file(stock: Any) -> Any:
     return _write_data_to_file
 
 
+def make_write_normal_data_to_file(stock: Any) -> Any:
+    """``_write_normal_data_to_file`` of the writers of tables with BLOB or
+    vector columns (the file of their ordinary columns; append tables only):
+    as :func:`make_write_data_to_file` does for other tables, the table's
+    block size and value statistics for a ``.row`` file."""
+
+    def _write_normal_data_to_file(self, data):
+        if self.file_format != "row":
+            return stock(self, data)
+        token = _block_size.set(table_block_size(self.options))
+        try:
+            sink = StatsSink(_table_options(self.options), False)
+        except BaseException:
+            _block_size.reset(token)
+            raise
+        stoken = _stats_sink.set(sink)
+        options = self.options
+        self.options = _ValueStatsOff(options)
+        try:
+            meta = stock(self, data)
+        finally:
+            self.options = options
+            _stats_sink.reset(stoken)
+            _block_size.reset(token)
+        if meta is not None and sink.stats is not None:
+            # pypaimon's write_row call passes no fields: the table's, by name
+            columns = {f.name: f for f in self.normal_columns}
+            sink.fields = [columns.get(f.name, f) for f in sink.fields]
+            _store_stats(meta, sink, [])
+            # the columns named, as pypaimon names them for this file (None
+            # would mean every column of the table, BLOBs included)
+            meta.value_stats_cols = [f.name for f in sink.fields]
+        return meta
+
+    _write_normal_data_to_file.__qualname__ = "CompositeDataWriter._write_normal_data_to_file"
+    return _write_normal_data_to_file
+
+
 def _file_fields(data: pa.Table, fields: Optional[List[Any]]) -> List[Any]:
     if fields is None:
         parser = importlib.import_module("pypaimon.schema.data_types").PyarrowFieldParser

@@ -503,3 +503,23 @@ def test_stats_on_an_s3_warehouse_equal_the_local_ones_and_prune(wh, s3):
     rb = remote.new_read_builder()
     rb = rb.with_filter(rb.new_predicate_builder().equal("i16", 6))
     assert [f.row_count for s in rb.new_scan().plan().splits() for f in s.files] == [4]
+
+
+def test_the_ordinary_columns_file_of_a_blob_table_gets_stats(wh):
+    """A table with a BLOB column writes its other columns through another
+    writer (pypaimon's CompositeDataWriter): its .row file gets the same
+    statistics, naming its columns, and reads back the same through stock
+    pypaimon."""
+    from ._tables import read
+    s = pa.schema([("id", pa.int64()), ("s", pa.string()), ("b", pa.large_binary())])
+    t = wh.create("t", s, options={"row-tracking.enabled": "true",
+                                   "data-evolution.enabled": "true"})
+    data = pa.table({"id": [5, None, -3], "s": ["x" * 20, "b", None],
+                     "b": [b"1", None, b"\x00" * 9]}, schema=s)
+    with rp.accelerated():
+        write(t, data)
+    [meta] = [m for m in file_metas(t) if m["_FILE_NAME"].endswith(".row")]
+    assert stored(meta) == (java_row([("BIGINT", (), -3), ("STRING", (), "b")]),
+                            java_row([("BIGINT", (), 5), ("STRING", (), "x" * 15 + "y")]),
+                            [1, 1], ["id", "s"])
+    assert read(wh.table("t")).sort_by("id").to_pylist() == data.sort_by("id").to_pylist()
