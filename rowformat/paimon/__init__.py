@@ -51,11 +51,12 @@ import warnings
 from typing import Iterator, Optional
 
 from ..errors import PaimonIntegrationError, UnsafeCommitError
+from ._after_commit import MaintenanceWarning
 from ._patches import TESTED_VERSIONS
 
 __all__ = ["accelerate", "restore", "accelerated", "is_accelerated", "status",
            "allow_unsafe_commits", "AccelerationStatus", "AccelerationWarning",
-           "PaimonIntegrationError", "UnsafeCommitError", "TESTED_VERSIONS", "ENV_VAR"]
+           "MaintenanceWarning", "PaimonIntegrationError", "UnsafeCommitError", "TESTED_VERSIONS", "ENV_VAR"]
 
 
 def allow_unsafe_commits(allow: bool = True) -> None:

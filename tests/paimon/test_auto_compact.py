@@ -186,7 +186,7 @@ def test_concurrent_overwrite_during_compaction_keeps_the_commit(wh, monkeypatch
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         write(t, _rows([4, 14], 4))         # the 5th run: the trigger
-    [w] = [w for w in caught if issubclass(w.category, _after_commit.MaintenanceWarning)]
+    [w] = [w for w in caught if issubclass(w.category, rp.MaintenanceWarning)]
     assert str(t.table_path) in str(w.message) and "gave up" in str(w.message)
     assert "the commit itself succeeded" in str(w.message)
     # the user's commit stands (snapshot 5), the overwrite after it; no COMPACT
@@ -206,7 +206,7 @@ def test_retention_options_are_checked(wh):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         write(t, _rows([1], 1))
-    [w] = [w for w in caught if issubclass(w.category, _after_commit.MaintenanceWarning)]
+    [w] = [w for w in caught if issubclass(w.category, rp.MaintenanceWarning)]
     assert "snapshot.num-retained.max" in str(w.message) and "expiry failed" in str(w.message)
     assert _kinds(t) == [(1, "APPEND")]
     with pytest.raises(Exception, match="snapshot.time-retained"):
