@@ -357,8 +357,8 @@ def report(a, pipes: list[dict], back: dict | None, load_before, load_after, ver
              "(issue 44)", "",
              f"`.venv/bin/python benchmarks/spark_streaming.py --rate {a.rate} --warmup "
              f"{a.warmup:g} --duration {a.duration:g} --pipeline-repeats {a.pipeline_repeats} "
-             f"--snapshots {a.snapshots} --snapshot-rows {a.snapshot_rows} --repeats "
-             f"{a.repeats}` at {commit()}, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
+             f"--reader-trigger {a.reader_trigger:g} --snapshots {a.snapshots} --snapshot-rows "
+             f"{a.snapshot_rows} --repeats {a.repeats} --only {a.only}` at {commit()}, {time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, "
              f"`{a.master}`.", ""]
     if pipes:
         med = {s: {k: statistics.median(p[k] for p in pipes if p["side"] == s)

@@ -199,7 +199,8 @@ def test_spark_streaming_bookkeeping():
     assert len(arr.latencies(t2, t2 + 1, entered)[0]) == 1       # row 19 is before the window
 
     a = argparse.Namespace(rate=10, warmup=1, duration=2, pipeline_repeats=1, reader_trigger=1,
-                           snapshots=2, snapshot_rows=5, repeats=1, master="local[2]")
+                           snapshots=2, snapshot_rows=5, repeats=1, master="local[2]",
+                           only="pipeline,backlog")
     run = dict(rate=10, window=2.0, sink_rows=20, sink_batches=2, throughput=10.0,
                capacity=40.0, sink_batch_ms=500, sink_add_ms=300, read_batch_ms=400,
                read_batches=2, rows_seen=20, rows_made=20, drained=True, p50=1.5, p95=1.9,
