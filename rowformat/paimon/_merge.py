@@ -15,7 +15,11 @@ key order.
 files' batches come from pypaimon's own per-file reader
 (``file_reader_supplier``: schema evolution, partition columns, key push-down,
 and the ``.row`` decoding through rowformat), are sorted by key then sequence
-number (``sort_indices``, stable), the last row of each key is taken, and the
+number (``sort_indices``, stable; for one integer or date key, using that
+each file is a sorted run: files whose key ranges do not overlap are taken
+in key order with no sort, as Java reads such runs one after another, and
+overlapping ones merged by numpy's stable sort by key, whose timsort finds
+the runs), the last row of each key is taken, and the
 value predicate (:mod:`._predicate`), limit and single-name outer projection
 follow. The result is returned as a ``RecordBatchReader``, which pypaimon's
 ``TableRead`` consumes batch-wise.
@@ -147,6 +151,72 @@ def _as_numpy(arr: Any) -> np.ndarray:
     return arr.to_numpy(zero_copy_only=False)
 
 
+def _integer_keys(col: Any) -> Optional[np.ndarray]:
+    """A single key column as int64 numpy values ordered as Arrow orders the
+    column (integers, dates), or None for any other type."""
+    t = col.type
+    if pa.types.is_integer(t):
+        if t == pa.uint64():
+            return None             # (values past 2**63 would wrap in int64)
+        return _as_numpy(col).astype(np.int64, copy=False)
+    if pa.types.is_date32(t) or pa.types.is_date64(t):
+        arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        return _as_numpy(arr.view(pa.int32() if pa.types.is_date32(t) else pa.int64())
+                         ).astype(np.int64, copy=False)
+    return None
+
+
+def _latest_per_integer_key(keys: np.ndarray, seq: np.ndarray,
+                            file_starts: np.ndarray) -> np.ndarray:
+    """:func:`latest_per_key` for one integer key, using that every file is a
+    sorted run (checked): where the files' key ranges do not overlap, the
+    files in key order are the answer, with no sort at all (as Java reads
+    runs that do not overlap one after another); otherwise a stable sort of
+    the concatenation by key alone, whose timsort merges the presorted runs
+    in near-linear time, with the files taken oldest first so that each
+    key's versions come out in sequence order (checked: else the sort by
+    key then sequence number)."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    starts = np.unique(file_starts[(file_starts >= 0) & (file_starts < n)])
+    if not len(starts) or starts[0] != 0:
+        starts = np.concatenate([[0], starts])
+    ends = np.append(starts[1:], n)
+    increasing = keys[1:] > keys[:-1]
+    inner = starts[1:]
+    boundary = increasing[inner - 1].copy()
+    increasing[inner - 1] = True             # a new file may start anywhere
+    if not increasing.all():
+        raise Fallback("a data file whose keys do not strictly increase")
+    # (a) runs that do not overlap: each file's keys wholly below the next one's
+    by_first = np.argsort(keys[starts], kind="stable")
+    if boundary.all() or bool(np.all(keys[ends[by_first[:-1]] - 1] < keys[starts[by_first[1:]]])):
+        if boundary.all():
+            return np.arange(n)
+        return np.concatenate([np.arange(starts[i], ends[i]) for i in by_first])
+    # (b) overlapping runs: the files oldest first (by their highest sequence
+    # number), then a stable sort by key
+    oldest_first = np.argsort(np.maximum.reduceat(seq, starts), kind="stable")
+    order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
+    perm = order[np.argsort(keys[order], kind="stable")]
+    sorted_keys = keys[perm]
+    sorted_seq = seq[perm]
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    if np.any(same & (sorted_seq[1:] < sorted_seq[:-1])):
+        # a key whose newer version lies in an older file: sequence order within keys
+        perm = np.lexsort((seq, keys))
+        sorted_keys = keys[perm]
+        sorted_seq = seq[perm]
+        same = sorted_keys[1:] == sorted_keys[:-1]
+    # (only adjacent once each key's versions are in sequence order)
+    if np.any(same & (sorted_seq[1:] == sorted_seq[:-1])):
+        raise Fallback("two versions of a key with the same sequence number")
+    last = np.ones(n, dtype=bool)
+    last[:-1] = ~same
+    return perm[last]
+
+
 def latest_per_key(table: pa.Table, key_arity: int, file_starts: np.ndarray) -> np.ndarray:
     """Row numbers of ``table`` (key columns, then ``_SEQUENCE_NUMBER``) of
     each key's row with the highest sequence number, in key order: what
@@ -157,6 +227,10 @@ def latest_per_key(table: pa.Table, key_arity: int, file_starts: np.ndarray) -> 
     cols = table.columns[:key_arity + 1]
     if any(c.null_count for c in cols):
         raise Fallback("a null primary key or sequence number")
+    if key_arity == 1:
+        keys = _integer_keys(cols[0])
+        if keys is not None:
+            return _latest_per_integer_key(keys, _as_numpy(cols[1]), file_starts)
     names = [f"k{i}" for i in range(key_arity + 1)]
     perm = pc.sort_indices(pa.table(cols, names=names),
                            sort_keys=[(name, "ascending") for name in names])
@@ -235,7 +309,9 @@ def merged_values(sr: Any) -> Optional[pa.Table]:
     if np.any(kinds == UPDATE_AFTER):
         raise Fallback("a merged row of kind UPDATE_AFTER (pypaimon reports row kinds)")
     winners = winners[kinds == INSERT]
-    values = table.select(range(key_arity + 2, table.num_columns)).take(winners)
+    values = table.select(range(key_arity + 2, table.num_columns))
+    if len(winners) != table.num_rows or np.any(winners != np.arange(len(winners))):
+        values = values.take(winners)           # (not when runs in order are all the rows)
     values = as_pypaimon_rows(values.rename_columns([f.name for f in value_fields]))
     if mask_of is not None:
         try:
