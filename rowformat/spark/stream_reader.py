@@ -219,13 +219,9 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         sid = streaming.consumer_next_snapshot(self.path, self.consumer, self.storage_options)
         if sid is None:
             return None
-        earliest = streaming.earliest_id(table)
-        if earliest is not None and sid < earliest:
-            raise DatasetError(
-                f"{FORMAT_NAME}: {self.path}: consumer {self.consumer!r} reads snapshot {sid} "
-                f"next, but the earliest snapshot is {earliest} (the ones it had not read have "
-                f"expired): use another consumer-id, or set consumer.ignore-progress to start "
-                f"by scan.mode")
+        self._refuse_expired(table, sid, f"consumer {self.consumer!r} reads",
+                             "use another consumer-id, or set consumer.ignore-progress to "
+                             "start by scan.mode")
         return offset(sid, -1, False)
 
     def prepareForTriggerAvailableNow(self) -> None:
@@ -325,15 +321,20 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
     def _check_not_expired(self, table, sid: int, last: int) -> None:
         if sid > last:
             return
+        self._refuse_expired(table, sid, "this stream has to read",
+                             f"keep snapshots longer (the table options "
+                             f"{' / '.join(RETENTION)}, above the longest time a query is "
+                             f"stopped), or start a new query (a new checkpointLocation) with "
+                             f"scan.mode 'latest-full'")
+
+    def _refuse_expired(self, table, sid: int, who: str, fix: str) -> None:
+        """A DatasetError when snapshot ``sid``, which ``who`` reads next, has expired."""
         earliest = streaming.earliest_id(table)
         if earliest is not None and sid < earliest:
             raise DatasetError(
-                f"{FORMAT_NAME}: {self.path}: this stream has to read snapshot {sid} next, "
-                f"but the earliest snapshot is {earliest}: snapshots it had not read have "
-                f"expired, and their rows cannot be read. Keep snapshots longer (the table "
-                f"options {' / '.join(RETENTION)}, above the longest time a query is "
-                f"stopped), or start a new query (a new checkpointLocation) with scan.mode "
-                f"'latest-full'")
+                f"{FORMAT_NAME}: {self.path}: {who} snapshot {sid} next, but the earliest "
+                f"snapshot is {earliest}: the snapshots it had not read have expired, and "
+                f"their rows cannot be read; {fix}")
 
     # ---- planning (driver) and reading (tasks)
 
