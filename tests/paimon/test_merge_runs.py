@@ -97,6 +97,10 @@ def test_equals_the_sort_by_key_and_sequence(files, sorted_files, seq_order, see
 
 # -- random histories of several runs, against stock pypaimon ----------------------------------
 
+# (the automatic compaction needs pypaimon 2.1.0: under 2.0.0, level-0 files only)
+TRIGGERS = [2, 3, 5, None] if rp.status().pypaimon != "2.0.0" else [None]
+
+
 def _commit_strategy():
     # a commit: a key range (disjoint from the others' when offset by its
     # index, or the shared 0..30) and (key, op) rows within it
@@ -108,7 +112,7 @@ def _commit_strategy():
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(commits=st.lists(_commit_strategy(), min_size=3, max_size=7),
-       trigger=st.sampled_from([2, 3, 5, None]))
+       trigger=st.sampled_from(TRIGGERS))
 def test_histories_of_several_runs_equal_stock(tmp_path_factory, commits, trigger):
     """Automatic compaction (``num-sorted-run.compaction-trigger``) leaves
     runs at several levels; ``write-only`` only level-0 files."""
