@@ -175,8 +175,9 @@ def latest_per_key(data: pa.Table, keys: list[str], drop: bool,
         return data
     from ._merge import _as_numpy, _integer_keys
     key_col = data.column(keys[0]) if len(keys) == 1 else None
+    # (nulls, which no valid file holds, stay with the sort, which orders them last)
     int_key = (_integer_keys(key_col) if key_col is not None and not key_col.null_count
-               else None)
+               and not data.column("_SEQUENCE_NUMBER").null_count else None)
     if int_key is not None:
         counts = [c for c in (part_rows or [n]) if c]
         if sum(counts) != n:

@@ -121,12 +121,14 @@ def unsupported(sr: Any) -> Optional[str]:
 def _read_files(sr: Any) -> tuple[Optional[pa.Table], np.ndarray]:
     """All key-value rows of the split's files as pypaimon's per-file readers
     (``file_reader_supplier`` for a merge read) produce them, one file after
-    another, and the row number at which each file's rows start."""
+    another (oldest first), and the row number at which each file's rows start."""
     names = sr._get_final_read_data_fields()
     batches: List[pa.RecordBatch] = []
     starts = []
     rows = 0
-    for meta in sr.split.files:
+    # oldest first (the merge's result does not depend on the order: its
+    # stable sort by key then finds each key's versions in sequence order)
+    for meta in sorted(sr.split.files, key=lambda m: m.max_sequence_number):
         starts.append(rows)
         reader = sr.file_reader_supplier(meta, True, names, False)
         try:
@@ -198,8 +200,11 @@ def _latest_per_integer_key(keys: np.ndarray, seq: np.ndarray,
     # (b) overlapping runs: the files oldest first (by their highest sequence
     # number), then a stable sort by key
     oldest_first = np.argsort(np.maximum.reduceat(seq, starts), kind="stable")
-    order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
-    perm = order[np.argsort(keys[order], kind="stable")]
+    if np.all(oldest_first[1:] > oldest_first[:-1]):
+        perm = np.argsort(keys, kind="stable")      # (read oldest first already)
+    else:
+        order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
+        perm = order[np.argsort(keys[order], kind="stable")]
     sorted_keys = keys[perm]
     sorted_seq = seq[perm]
     same = sorted_keys[1:] == sorted_keys[:-1]
