@@ -15,14 +15,14 @@ key order.
 files' batches come from pypaimon's own per-file reader
 (``file_reader_supplier``: schema evolution, partition columns, key push-down,
 and the ``.row`` decoding through rowformat), are sorted by key then sequence
-number (``sort_indices``, stable; for one integer or date key, using that
-each file is a sorted run: files whose key ranges do not overlap are taken
-in key order with no sort, as Java reads such runs one after another, and
-overlapping ones merged by numpy's stable sort by key, whose timsort finds
-the runs), the last row of each key is taken, and the
+number (``sort_indices``, stable), the last row of each key is taken, and the
 value predicate (:mod:`._predicate`), limit and single-name outer projection
 follow. The result is returned as a ``RecordBatchReader``, which pypaimon's
-``TableRead`` consumes batch-wise.
+``TableRead`` consumes batch-wise. The sort uses that each file is a sorted
+run (checked): files whose key ranges do not overlap are taken in key order
+with no sort, as Java reads such runs one after another (any key type whose
+Python order is Arrow's); for one integer or date key, overlapping files are
+merged by numpy's stable sort by key, whose timsort finds the runs.
 
 Anything whose result is not provably pypaimon's falls back to pypaimon's own
 ``create_reader`` (see :func:`unsupported` and :class:`Fallback`): other merge
@@ -222,6 +222,54 @@ def _latest_per_integer_key(keys: np.ndarray, seq: np.ndarray,
     return perm[last]
 
 
+def _python_orders_as_arrow(t: pa.DataType) -> bool:
+    """Whether Python's comparison of ``t`` 's values (``as_py``) is Arrow's
+    sort order: integers, booleans, strings (UTF-8 byte order is code point
+    order), binaries, decimals, dates, timestamps to the microsecond."""
+    return (pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_string(t)
+            or pa.types.is_large_string(t) or pa.types.is_binary(t)
+            or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_decimal(t) or pa.types.is_date(t)
+            or (pa.types.is_timestamp(t) and t.unit != "ns"))
+
+
+def _disjoint_runs(key_cols: list, file_starts: np.ndarray, n: int) -> Optional[np.ndarray]:
+    """For keys of any (ordered) type: where the files' key ranges do not
+    overlap (each file's first and last key compared, as Java compares a
+    run's min and max keys), the row numbers of the files in key order, each
+    file's keys checked to strictly increase (else Fallback): every key once,
+    so that is the merge, with no sort. None where they overlap."""
+    if n == 0 or not all(_python_orders_as_arrow(c.type) for c in key_cols):
+        return None
+    starts = np.unique(file_starts[(file_starts >= 0) & (file_starts < n)])
+    if not len(starts) or starts[0] != 0:
+        starts = np.concatenate([[0], starts])
+    ends = np.append(starts[1:], n)
+
+    def key(i: int) -> tuple:
+        return tuple(c[int(i)].as_py() for c in key_cols)
+    firsts = [key(i) for i in starts]
+    lasts = [key(i - 1) for i in ends]
+    order = sorted(range(len(starts)), key=lambda f: firsts[f])
+    if any(not lasts[a] < firsts[b] for a, b in zip(order, order[1:])):
+        return None
+    if n > 1:
+        less = np.zeros(n - 1, dtype=bool)
+        equal = np.ones(n - 1, dtype=bool)
+        for col in key_cols:
+            a, b = col.slice(0, n - 1), col.slice(1)
+            try:
+                lt, eq = pc.less(a, b), pc.equal(a, b)
+            except pa.ArrowNotImplementedError:
+                return None                  # (left to the sort)
+            less |= equal & _as_numpy(lt).astype(bool)
+            equal &= _as_numpy(eq).astype(bool)
+        less[starts[1:] - 1] = True          # a new file may start anywhere
+        if not less.all():
+            raise Fallback("a data file whose keys do not strictly increase")
+    return np.concatenate([np.arange(starts[f], ends[f]) for f in order])
+
+
 def latest_per_key(table: pa.Table, key_arity: int, file_starts: np.ndarray) -> np.ndarray:
     """Row numbers of ``table`` (key columns, then ``_SEQUENCE_NUMBER``) of
     each key's row with the highest sequence number, in key order: what
@@ -236,6 +284,9 @@ def latest_per_key(table: pa.Table, key_arity: int, file_starts: np.ndarray) -> 
         keys = _integer_keys(cols[0])
         if keys is not None:
             return _latest_per_integer_key(keys, _as_numpy(cols[1]), file_starts)
+    disjoint = _disjoint_runs(cols[:key_arity], file_starts, n)
+    if disjoint is not None:
+        return disjoint
     names = [f"k{i}" for i in range(key_arity + 1)]
     perm = pc.sort_indices(pa.table(cols, names=names),
                            sort_keys=[(name, "ascending") for name in names])
