@@ -72,7 +72,8 @@ def test_other_integer_key_types(key_type):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=st.lists(st.lists(st.integers(-30, 30), max_size=10), min_size=1, max_size=6),
-       sorted_files=st.booleans(), seq_order=st.sampled_from(["file", "permuted", "random", "reverse"]),
+       sorted_files=st.booleans(),
+       seq_order=st.sampled_from(["file", "permuted", "random", "reverse"]),
        seed=st.integers(0, 2 ** 16))
 def test_equals_the_sort_by_key_and_sequence(files, sorted_files, seq_order, seed):
     """Either both give the same rows or both fall back: keys within a file
@@ -239,7 +240,8 @@ def test_string_and_compound_keys_equal_the_sort(files, sorted_files, two_column
     starts = np.cumsum([0] + [len(f) for f in parts[:-1]])
     seqs = pa.array(rng.permutation(len(rows)).tolist(), pa.int64())
     if two_columns:
-        table = pa.table({"k0": [s for s, _ in rows], "k1": pa.array([i for _, i in rows], pa.int32()),
+        table = pa.table({"k0": [s for s, _ in rows],
+                          "k1": pa.array([i for _, i in rows], pa.int32()),
                           "_SEQUENCE_NUMBER": seqs})
         arity = 2
     else:
