@@ -60,11 +60,17 @@ def one_crash(tmp, snapshot, delay):
                          str(tmp / "finish.log"))
     assert rc == 0 and "FINISHED" in out, out[-4000:]
     snaps = snapshots(table)
-    assert [s[0] for s in snaps] == list(range(1, BATCHES + 1))
-    assert [s[2] for s in snaps] == list(range(BATCHES))
+    # after a restart Spark's file source may put two files in one batch
+    # despite maxFilesPerTrigger=1 (seen: killed 0.17 s after snapshot 1,
+    # the restarted run's batch 1 took files 2 and 3): snapshot and batch
+    # ids contiguous, one snapshot per batch
+    n = len(snaps)
+    assert 2 <= n <= BATCHES
+    assert [s[0] for s in snaps] == list(range(1, n + 1))
+    assert [s[2] for s in snaps] == list(range(n))
     assert len({s[1] for s in snaps}) == 1
-    assert stock_ids(table) == list(range(BATCHES * ROWS))
-    assert tb.latest_snapshot_id(tb.open_table(table)) == BATCHES
+    assert stock_ids(table) == list(range(BATCHES * ROWS))     # each row once
+    assert tb.latest_snapshot_id(tb.open_table(table)) == n
 
 
 def test_a_driver_killed_right_after_a_commit_loses_and_repeats_nothing(tmp_path):
