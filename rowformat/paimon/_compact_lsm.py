@@ -140,30 +140,6 @@ def drop_delete(files: list, level: int) -> bool:
     return level != 0 and level >= max(f.level for f in files)
 
 
-def _integer_order(key: np.ndarray, seq: np.ndarray, starts: np.ndarray):
-    """The stable sort of the rows by (key, sequence number) as row numbers,
-    for one integer key, and whether each sorted row's key equals the
-    previous one's. Every input file is a sorted run, so a stable sort by key
-    alone of the files taken oldest first (by their highest sequence number)
-    merges them in near-linear time (timsort finds the runs) and puts each
-    key's versions in sequence order; where it does not (or two versions
-    share a sequence number, which only the given file order may order), the
-    stable sort by key then sequence number of the rows as given."""
-    n = len(key)
-    ends = np.append(starts[1:], n)
-    oldest_first = np.argsort(np.maximum.reduceat(seq, starts), kind="stable")
-    order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
-    perm = order[np.argsort(key[order], kind="stable")]
-    sorted_key = key[perm]
-    same = sorted_key[1:] == sorted_key[:-1]
-    sorted_seq = seq[perm]
-    if np.any(same & (sorted_seq[1:] <= sorted_seq[:-1])):
-        perm = np.lexsort((seq, key))
-        sorted_key = key[perm]
-        same = sorted_key[1:] == sorted_key[:-1]
-    return perm, same
-
-
 def latest_per_key(data: pa.Table, keys: list[str], drop: bool,
                    part_rows: list[int] | None = None) -> pa.Table:
     """Per key (the ``keys`` columns), the row with the highest
@@ -173,10 +149,11 @@ def latest_per_key(data: pa.Table, keys: list[str], drop: bool,
     n = data.num_rows
     if n == 0:
         return data
-    from ._merge import _as_numpy, _integer_keys
+    from . import _merge
+    from ._merge import _as_numpy
     key_col = data.column(keys[0]) if len(keys) == 1 else None
     # (nulls, which no valid file holds, stay with the sort, which orders them last)
-    int_key = (_integer_keys(key_col) if key_col is not None and not key_col.null_count
+    int_key = (_merge._integer_keys(key_col) if key_col is not None and not key_col.null_count
                and not data.column("_SEQUENCE_NUMBER").null_count else None)
     if int_key is not None:
         counts = [c for c in (part_rows or [n]) if c]
@@ -184,7 +161,7 @@ def latest_per_key(data: pa.Table, keys: list[str], drop: bool,
             counts = [n]
         starts = np.cumsum([0] + counts[:-1]).astype(np.int64)
         seq = _as_numpy(data.column("_SEQUENCE_NUMBER")).astype(np.int64, copy=False)
-        order, same = _integer_order(int_key, seq, starts)
+        order, same = _merge.sequence_order(int_key, seq, starts)
         last = np.ones(n, dtype=bool)
         last[:-1] = ~same
     else:

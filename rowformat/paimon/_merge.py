@@ -168,23 +168,52 @@ def _integer_keys(col: Any) -> Optional[np.ndarray]:
     return None
 
 
+def _file_bounds(file_starts: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first and past-the-last row numbers of each non-empty file."""
+    starts = np.unique(file_starts[(file_starts >= 0) & (file_starts < n)])
+    if not len(starts) or starts[0] != 0:
+        starts = np.concatenate([[0], starts])
+    return starts, np.append(starts[1:], n)
+
+
+def sequence_order(keys: np.ndarray, seq: np.ndarray, starts: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' stable sort by (one integer key, sequence number) as row
+    numbers, ties in the given row order, and whether each sorted row's key
+    equals the previous one's. Every file (rows from ``starts``) is a sorted
+    run, so a stable sort by key alone of the files taken oldest first (by
+    their highest sequence number) merges them in near-linear time (timsort
+    finds the runs) and puts each key's versions in sequence order; where it
+    does not, or two versions share a sequence number, the sort by key then
+    sequence number of the rows as given."""
+    ends = np.append(starts[1:], len(keys))
+    oldest_first = np.argsort(np.maximum.reduceat(seq, starts), kind="stable")
+    if np.all(oldest_first[1:] > oldest_first[:-1]):
+        perm = np.argsort(keys, kind="stable")      # (given oldest first already)
+    else:
+        order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
+        perm = order[np.argsort(keys[order], kind="stable")]
+    sorted_keys = keys[perm]
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    sorted_seq = seq[perm]
+    if np.any(same & (sorted_seq[1:] <= sorted_seq[:-1])):
+        perm = np.lexsort((seq, keys))
+        sorted_keys = keys[perm]
+        same = sorted_keys[1:] == sorted_keys[:-1]
+    return perm, same
+
+
 def _latest_per_integer_key(keys: np.ndarray, seq: np.ndarray,
                             file_starts: np.ndarray) -> np.ndarray:
     """:func:`latest_per_key` for one integer key, using that every file is a
     sorted run (checked): where the files' key ranges do not overlap, the
     files in key order are the answer, with no sort at all (as Java reads
-    runs that do not overlap one after another); otherwise a stable sort of
-    the concatenation by key alone, whose timsort merges the presorted runs
-    in near-linear time, with the files taken oldest first so that each
-    key's versions come out in sequence order (checked: else the sort by
-    key then sequence number)."""
+    runs that do not overlap one after another); otherwise
+    :func:`sequence_order`."""
     n = len(keys)
     if n == 0:
         return np.zeros(0, np.int64)
-    starts = np.unique(file_starts[(file_starts >= 0) & (file_starts < n)])
-    if not len(starts) or starts[0] != 0:
-        starts = np.concatenate([[0], starts])
-    ends = np.append(starts[1:], n)
+    starts, ends = _file_bounds(file_starts, n)
     increasing = keys[1:] > keys[:-1]
     inner = starts[1:]
     boundary = increasing[inner - 1].copy()
@@ -192,29 +221,15 @@ def _latest_per_integer_key(keys: np.ndarray, seq: np.ndarray,
     if not increasing.all():
         raise Fallback("a data file whose keys do not strictly increase")
     # (a) runs that do not overlap: each file's keys wholly below the next one's
+    if boundary.all():
+        return np.arange(n)
     by_first = np.argsort(keys[starts], kind="stable")
-    if boundary.all() or bool(np.all(keys[ends[by_first[:-1]] - 1] < keys[starts[by_first[1:]]])):
-        if boundary.all():
-            return np.arange(n)
+    if bool(np.all(keys[ends[by_first[:-1]] - 1] < keys[starts[by_first[1:]]])):
         return np.concatenate([np.arange(starts[i], ends[i]) for i in by_first])
-    # (b) overlapping runs: the files oldest first (by their highest sequence
-    # number), then a stable sort by key
-    oldest_first = np.argsort(np.maximum.reduceat(seq, starts), kind="stable")
-    if np.all(oldest_first[1:] > oldest_first[:-1]):
-        perm = np.argsort(keys, kind="stable")      # (read oldest first already)
-    else:
-        order = np.concatenate([np.arange(starts[i], ends[i]) for i in oldest_first])
-        perm = order[np.argsort(keys[order], kind="stable")]
-    sorted_keys = keys[perm]
+    # (b) overlapping runs
+    perm, same = sequence_order(keys, seq, starts)
+    # (each key's versions adjacent and in sequence order now)
     sorted_seq = seq[perm]
-    same = sorted_keys[1:] == sorted_keys[:-1]
-    if np.any(same & (sorted_seq[1:] < sorted_seq[:-1])):
-        # a key whose newer version lies in an older file: sequence order within keys
-        perm = np.lexsort((seq, keys))
-        sorted_keys = keys[perm]
-        sorted_seq = seq[perm]
-        same = sorted_keys[1:] == sorted_keys[:-1]
-    # (only adjacent once each key's versions are in sequence order)
     if np.any(same & (sorted_seq[1:] == sorted_seq[:-1])):
         raise Fallback("two versions of a key with the same sequence number")
     last = np.ones(n, dtype=bool)
@@ -241,10 +256,7 @@ def _disjoint_runs(key_cols: list, file_starts: np.ndarray, n: int) -> Optional[
     so that is the merge, with no sort. None where they overlap."""
     if n == 0 or not all(_python_orders_as_arrow(c.type) for c in key_cols):
         return None
-    starts = np.unique(file_starts[(file_starts >= 0) & (file_starts < n)])
-    if not len(starts) or starts[0] != 0:
-        starts = np.concatenate([[0], starts])
-    ends = np.append(starts[1:], n)
+    starts, ends = _file_bounds(file_starts, n)
 
     def key(i: int) -> tuple:
         return tuple(c[int(i)].as_py() for c in key_cols)
