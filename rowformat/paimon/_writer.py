@@ -34,8 +34,9 @@ from __future__ import annotations
 import importlib
 import os
 import tempfile
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, List, Mapping, Optional
+from typing import Any, Iterator, List, Mapping, Optional
 
 import pyarrow as pa
 
@@ -188,6 +189,30 @@ class _ValueStatsOff:
         return False
 
 
+@contextmanager
+def _writing_row_files(writer: Any, primary_key: bool, with_stats: bool,
+                       stats_off: bool) -> Iterator[Optional[StatsSink]]:
+    """While a pypaimon writer writes its ``.row`` files: the table's block
+    size in effect (checked first) and, ``with_stats``, the sink of their
+    value statistics; ``stats_off``: pypaimon computes none of its own."""
+    token = _block_size.set(table_block_size(writer.options))
+    try:
+        sink = StatsSink(_table_options(writer.options), primary_key) if with_stats else None
+    except BaseException:
+        _block_size.reset(token)
+        raise
+    stoken = _stats_sink.set(sink)
+    options = writer.options
+    if sink is not None and stats_off:
+        writer.options = _ValueStatsOff(options)
+    try:
+        yield sink
+    finally:
+        writer.options = options
+        _stats_sink.reset(stoken)
+        _block_size.reset(token)
+
+
 def make_write_data_to_file(stock: Any) -> Any:
     """``DataWriter._write_data_to_file``: pypaimon's, with the table's
     ``.row`` block size in effect for the files it writes (checked only when
@@ -198,26 +223,12 @@ def make_write_data_to_file(stock: Any) -> Any:
     def _write_data_to_file(self, data):
         if self.file_format != "row" and not self._should_write_row_sidecar():
             return stock(self, data)
-        token = _block_size.set(table_block_size(self.options))
-        sink = None
-        if self.file_format == "row":
-            try:
-                sink = StatsSink(_table_options(self.options), self.table.is_primary_key_table)
-            except BaseException:
-                _block_size.reset(token)
-                raise
-        stoken = _stats_sink.set(sink)
         before = len(self.committed_files)
-        options = self.options
         # (a changelog file written beside it takes the value stats pypaimon computes)
-        if sink is not None and getattr(self.changelog_producer, "name", "") != "INPUT":
-            self.options = _ValueStatsOff(options)
-        try:
+        with _writing_row_files(self, self.table.is_primary_key_table,
+                                self.file_format == "row",
+                                getattr(self.changelog_producer, "name", "") != "INPUT") as sink:
             stock(self, data)
-        finally:
-            self.options = options
-            _stats_sink.reset(stoken)
-            _block_size.reset(token)
         if sink is not None and sink.stats is not None and len(self.committed_files) > before:
             _store_stats(self.committed_files[-1], sink, list(self.trimmed_primary_keys_fields))
 
@@ -234,22 +245,9 @@ def make_write_normal_data_to_file(stock: Any) -> Any:
     def _write_normal_data_to_file(self, data):
         if self.file_format != "row":
             return stock(self, data)
-        token = _block_size.set(table_block_size(self.options))
-        try:
-            sink = StatsSink(_table_options(self.options), False)
-        except BaseException:
-            _block_size.reset(token)
-            raise
-        stoken = _stats_sink.set(sink)
-        options = self.options
-        self.options = _ValueStatsOff(options)
-        try:
+        with _writing_row_files(self, False, True, True) as sink:
             meta = stock(self, data)
-        finally:
-            self.options = options
-            _stats_sink.reset(stoken)
-            _block_size.reset(token)
-        if meta is not None and sink.stats is not None:
+        if meta is not None and sink is not None and sink.stats is not None:
             # pypaimon's write_row call passes no fields: the table's, by name
             columns = {f.name: f for f in self.normal_columns}
             sink.fields = [columns.get(f.name, f) for f in sink.fields]
