@@ -106,7 +106,7 @@ class RowDataSource(DataSource):
         if sources.table is not None:
             table, _ = open_for_read(sources.table, self.options, sources.storage_options)
             spark_schema = to_spark_schema(tb.row_type(table))
-            if flag(self.options, "rowids"):
+            if flag(self.options, "rowIds"):
                 check_row_tracking(table, sources.table)
                 spark_schema = StructType(spark_schema.fields + [row_id_field()])
             return spark_schema
@@ -117,7 +117,7 @@ class RowDataSource(DataSource):
                 f"directory of them), which stores no schema: pass .schema(...) or "
                 f".option('paimonSchema', '<Paimon schema text>')")
         spark_schema = to_spark_schema(parse_paimon_schema(explicit))
-        if flag(self.options, "rownumbers"):
+        if flag(self.options, "rowNumbers"):
             spark_schema = StructType(spark_schema.fields + row_number_fields())
         return spark_schema
 
@@ -130,11 +130,8 @@ class RowDataSource(DataSource):
         # one while spark.sql.python.filterPushdown.enabled is off: by
         # default, one where Spark will push (the conf as it is now, not as
         # register() saw it); "true" always (Spark then says the conf is off).
-        push = self.options.get("pushfilters")
-        if push is not None and push.strip().lower() not in ("true", "false"):
-            raise ValueError(f"option pushFilters must be 'true' or 'false', got {push!r}")
-        on = spark_pushes_filters(self.pushdown) if push is None \
-            else flag(self.options, "pushfilters")
+        on = spark_pushes_filters(self.pushdown) if self.options.get("pushfilters") is None \
+            else flag(self.options, "pushFilters")
         if sources.table is not None:
             cls = FilteringReader if on else TableReader
             return cls(self.options, schema, sources.table, sizing, sources.storage_options)

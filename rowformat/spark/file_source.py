@@ -65,7 +65,7 @@ class RowReader(SourceReader):
     """Bare ``.row`` files: the schema comes from the user."""
 
     def __init__(self, options, schema: StructType, sources: Sources, sizing: PartitionSizing):
-        self.with_row_numbers = flag(options, "rownumbers")
+        self.with_row_numbers = flag(options, "rowNumbers")
         explicit = options.get("paimonschema")
         extra = (FILE_COLUMN, ROW_COLUMN) if self.with_row_numbers else ()
         if explicit is not None:

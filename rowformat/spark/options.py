@@ -35,7 +35,15 @@ DATA_SUFFIX = ".row"
 
 
 def flag(options, key: str) -> bool:
-    return options.get(key, "false").strip().lower() == "true"
+    """The "true"/"false" option ``key`` (any case; absent: false), named as
+    users spell it; any other value is a ValueError naming it."""
+    value = options.get(key.lower())
+    if value is None:
+        return False
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"option {key} must be 'true' or 'false', got {value!r}")
+    return text == "true"
 
 
 def int_option(options, key: str, default: int) -> int:

@@ -58,7 +58,7 @@ from ..errors import DatasetError
 from ..paimon import streaming
 from ..paimon import tables as tb
 from . import FORMAT_NAME
-from .options import check_option_names, requested_fields
+from .options import check_option_names, flag, requested_fields
 from .preflight import Shipped
 from .sizing import PartitionSizing
 from .spark_types import spark_arrow_schema
@@ -132,11 +132,7 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self.consumer = merged.get("consumer-id")
         if self.consumer is not None:
             streaming.consumer_path(path, self.consumer)      # (checks the name)
-        ignore = merged.get("consumer.ignore-progress", "false").strip().lower()
-        if ignore not in ("true", "false"):
-            raise ValueError(f"{FORMAT_NAME}: option consumer.ignore-progress must be 'true' "
-                             f"or 'false', got {ignore!r}")
-        self.ignore_progress = ignore == "true"
+        self.ignore_progress = flag(merged, "consumer.ignore-progress")
         self._recorded: int | None = None     # the consumer's next snapshot, as last written
         self._initial: dict | None = None
         self._bound: int | None = None       # availableNow: the last snapshot read

@@ -326,3 +326,11 @@ def test_row_number_predicates_on_bare_files(registered, bare_files):
         want = load("false").where(cond).select("_file", "_row", "k", "s")
         assert sorted(got.collect()) == sorted(want.collect()), cond
     assert load("true").where("_row = 1999").count() == 2
+
+
+def test_a_flag_that_is_neither_true_nor_false_is_an_error_naming_it(bare_files, many_files):
+    d, _ = bare_files
+    with pytest.raises(ValueError, match="option rowNumbers must be 'true' or 'false', got 'yes'"):
+        _reader(d, paimonSchema="k BIGINT NOT NULL, s STRING", rowNumbers="yes")
+    with pytest.raises(ValueError, match="option rowIds must be 'true' or 'false', got '1'"):
+        _reader(many_files, rowIds="1")
