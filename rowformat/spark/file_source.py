@@ -214,12 +214,11 @@ class FilteringRowReader(RowReader):
         self.evaluated: list = []
 
     def pushFilters(self, filters):      # driver side, before partitions()
-        from .filters import evaluates
+        from .filters import split_evaluated
         batch_schema = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_schema_json)))
         self.filters = list(filters)
-        self.evaluated = [f for f in self.filters if evaluates(f, batch_schema)]
-        done = {id(f) for f in self.evaluated}
-        return [f for f in self.filters if id(f) not in done]
+        self.evaluated, back = split_evaluated(self.filters, batch_schema)
+        return back                      # the ones Spark must still apply
 
     def plan(self):
         if not self.with_row_numbers:
@@ -240,10 +239,5 @@ class FilteringRowReader(RowReader):
         return files
 
     def read_partition(self, partition, target):
-        from .filters import batch_mask
-        for batch in super().read_partition(partition, target):
-            mask = batch_mask(self.evaluated, batch)
-            if mask is not None:
-                batch = batch.filter(mask)
-            if batch.num_rows:
-                yield batch
+        from .filters import filtered
+        yield from filtered(super().read_partition(partition, target), self.evaluated)

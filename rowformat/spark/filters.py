@@ -18,7 +18,8 @@ Three uses, each held to a different standard:
   on a row drops it; ``NOT`` of null is null; ``x IN (1, NULL)`` is null
   unless ``x = 1``; ``<=>`` is never null; NaN equals NaN and is above every
   other double), for the filters :func:`evaluates` accepts. Those are not
-  handed back to Spark: the rows they drop never cross to the JVM.
+  handed back to Spark (:func:`split_evaluated`; :func:`filtered` applies
+  them to a reader's batches): the rows they drop never cross to the JVM.
 * :func:`row_id_ranges`: the ``_ROW_ID`` intervals a conjunction of filters
   allows (``=``, ``<=>``, ``IN``, ranges), for planning files and blocks.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -171,6 +172,28 @@ def evaluates(f: Filter, schema: pa.Schema) -> bool:
     if isinstance(f, _STRING_TESTS):
         return (pa.types.is_string(t) or pa.types.is_large_string(t)) and type(f.value) is str
     return False
+
+
+def split_evaluated(filters: Iterable[Filter], schema: pa.Schema
+                    ) -> tuple[list[Filter], list[Filter]]:
+    """(the filters :func:`evaluates` on batches of ``schema``, the others:
+    the same objects, which Spark wants back by reference to apply itself)."""
+    filters = list(filters)
+    evaluated = [f for f in filters if evaluates(f, schema)]
+    done = {id(f) for f in evaluated}
+    return evaluated, [f for f in filters if id(f) not in done]
+
+
+def filtered(batches: Iterable[pa.RecordBatch], evaluated: Sequence[Filter]
+             ) -> Iterator[pa.RecordBatch]:
+    """``batches`` with only the rows every filter of ``evaluated`` keeps
+    (:func:`batch_mask`), empty ones left out."""
+    for batch in batches:
+        mask = batch_mask(evaluated, batch)
+        if mask is not None:
+            batch = batch.filter(mask)
+        if batch.num_rows:
+            yield batch
 
 
 def batch_mask(filters: Sequence[Filter], batch: pa.RecordBatch) -> pa.Array | None:

@@ -157,12 +157,10 @@ class FilteringReader(TableReader):
         self.evaluated: list = []
 
     def pushFilters(self, filters):      # driver side, before partitions()
-        from .filters import evaluates
+        from .filters import split_evaluated
         self.filters = list(filters)
-        self.evaluated = [f for f in self.filters if evaluates(f, self.batch_schema)]
-        done = {id(f) for f in self.evaluated}
-        # Spark wants back, by reference, the ones it must still apply
-        return [f for f in self.filters if id(f) not in done]
+        self.evaluated, back = split_evaluated(self.filters, self.batch_schema)
+        return back                      # the ones Spark must still apply
 
     def plan(self):
         if self.snapshot_id is None and self.tag is None:
@@ -209,13 +207,9 @@ class FilteringReader(TableReader):
     def read_partition(self, partition, target):
         batches = self._slices(partition) if isinstance(partition, RowIdSlices) \
             else super().read_partition_raw(partition)
-        from .filters import batch_mask
-        for batch in batches:
-            mask = batch_mask(self.evaluated, batch)
-            if mask is not None:
-                batch = batch.filter(mask)
-            if batch.num_rows:
-                yield cast_batch(batch, target, truncate=True)
+        from .filters import filtered
+        for batch in filtered(batches, self.evaluated):
+            yield cast_batch(batch, target, truncate=True)
 
     def _slices(self, partition: RowIdSlices) -> Iterator[pa.RecordBatch]:
         data = [c for c in self.columns if c != tb.ROW_ID]
