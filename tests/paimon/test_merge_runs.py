@@ -5,6 +5,8 @@ rows, order and fallbacks exactly those of the sort by key and sequence
 number, and of stock pypaimon's merged read, over random upsert and delete
 histories that leave several runs (level-0 files and compacted levels),
 overlapping and not."""
+import contextlib
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -15,6 +17,28 @@ import rowformat.paimon as rp
 from rowformat.paimon import _merge
 
 from ._tables import read
+
+
+@contextlib.contextmanager
+def spied(name: str, record):
+    """``_merge.<name>`` replaced, while inside, by a call of it that appends
+    ``record(its result)`` (or a Fallback's message) to the list yielded."""
+    seen: list = []
+    real = getattr(_merge, name)
+
+    def spy(*args):
+        try:
+            out = real(*args)
+        except _merge.Fallback as e:
+            seen.append(str(e))
+            raise
+        seen.append(record(out))
+        return out
+    setattr(_merge, name, spy)
+    try:
+        yield seen
+    finally:
+        setattr(_merge, name, real)
 
 
 def _kv(keys, seqs, key_type=pa.int64()):
@@ -138,23 +162,8 @@ def test_histories_of_several_runs_equal_stock(tmp_path_factory, commits, trigge
                                "op": [last[k] for k in ks]}, schema=schema))
     rp.restore()
     stock = read(t)
-    seen = []
-    merged = _merge.merged_values
-
-    def spy(sr):
-        try:
-            out = merged(sr)
-        except _merge.Fallback as e:
-            seen.append(str(e))
-            raise
-        seen.append("fast")
-        return out
-    _merge.merged_values = spy
-    try:
-        with rp.accelerated():
-            fast = read(t)
-    finally:
-        _merge.merged_values = merged
+    with spied("merged_values", lambda out: "fast") as seen, rp.accelerated():
+        fast = read(t)
     assert fast.schema.equals(stock.schema, check_metadata=True)
     assert fast.equals(stock)            # rows in the same order
     # every split that was not raw-convertible was merged here
@@ -283,19 +292,8 @@ def test_disjoint_string_key_commits_equal_stock(tmp_path, keys):
                                "v": [c + i / 100 for i in range(50)]}, schema=schema))
     rp.restore()
     stock = read(t)
-    seen = []
-    saved = _merge._disjoint_runs
-
-    def spy(cols, starts, n):
-        out = saved(cols, starts, n)
-        seen.append(out is not None)
-        return out
-    _merge._disjoint_runs = spy
-    try:
-        with rp.accelerated():
-            fast = read(t)
-    finally:
-        _merge._disjoint_runs = saved
+    with spied("_disjoint_runs", lambda out: out is not None) as seen, rp.accelerated():
+        fast = read(t)
     assert fast.equals(stock) and fast.num_rows == 200
     assert fast.column("name").to_pylist() == sorted(fast.column("name").to_pylist())
     assert seen == [True]
