@@ -150,13 +150,12 @@ class OpenedFiles:
 
 
 def start_cluster(tmp: str, memory: str):
-    """tests/spark/test_cluster.py's cluster with one worker of 2 cores
-    (its Cluster starts workers of one core): a master, then the worker in
-    a mount namespace of its own where the driver's venv is an empty tmpfs
-    (as on another node), both by PID; and the archive of this checkout's
-    wheel. (cluster, archive); the caller stops the cluster."""
+    """tests/spark/test_cluster.py's cluster with one worker of 2 cores: a
+    master, then the worker in a mount namespace of its own where the
+    driver's venv is an empty tmpfs (as on another node), both by PID; and
+    the archive of this checkout's wheel. (cluster, archive); the caller
+    stops the cluster."""
     sys.path.insert(0, ROOT)
-    from tests.spark import _procs
     from tests.spark.test_cluster import Cluster, _why_not, build_archive
     why = _why_not()
     if why:
@@ -166,26 +165,7 @@ def start_cluster(tmp: str, memory: str):
         archive = build_archive(tmp, log)
     print(f"archive built in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     c = Cluster(tmp)
-    env = _procs.base_env(SPARK_HOME=c.home, SPARK_DAEMON_MEMORY="384m")
-    c.procs.append(_procs.Proc(
-        "master", [os.path.join(c.home, "bin", "spark-class"),
-                   "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                   "--port", str(c.port), "--webui-port", str(c.ui)],
-        os.path.join(tmp, "master.log"), env, tmp))
-    ui = _procs.free_port()
-    c.worker_uis.append(ui)
-    home, work = os.path.join(tmp, "spark-home-0"), os.path.join(tmp, "worker-0")
-    os.makedirs(home)
-    os.makedirs(work)
-    script = (f'mount --bind "{c.home}" "{home}" && '
-              f'mount -t tmpfs -o size=1m,mode=755 rowformat-hidden-venv "{sys.prefix}" '
-              f'&& exec "{home}/bin/spark-class" org.apache.spark.deploy.worker.Worker '
-              f'{c.master} --cores 2 --memory {memory} --host 127.0.0.1 '
-              f'--webui-port {ui} --work-dir "{work}"')
-    c.procs.append(_procs.Proc(
-        "worker 0", ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
-        os.path.join(tmp, "worker-0.log"),
-        _procs.base_env(SPARK_HOME=home, SPARK_DAEMON_MEMORY="384m"), tmp))
+    c.start(workers=1, cores=2, memory=memory)
     return c, archive
 
 

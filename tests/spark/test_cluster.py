@@ -86,7 +86,8 @@ class Cluster:
         self.procs: list[_procs.Proc] = []
         self.worker_uis: list[int] = []
 
-    def start(self, workers: int = 2):
+    def start(self, workers: int = 2, cores: int = 1, memory: str = "1536m"):
+        """A master and ``workers`` workers of ``cores`` cores and ``memory`` each."""
         env = _procs.base_env(SPARK_HOME=self.home, SPARK_DAEMON_MEMORY="384m")
         self.procs.append(_procs.Proc(
             "master", [os.path.join(self.home, "bin", "spark-class"),
@@ -105,7 +106,7 @@ class Cluster:
             script = (f'mount --bind "{self.home}" "{home}" && '
                       f'mount -t tmpfs -o size=1m,mode=755 rowformat-hidden-venv "{sys.prefix}" '
                       f'&& exec "{home}/bin/spark-class" org.apache.spark.deploy.worker.Worker '
-                      f'{self.master} --cores 1 --memory 1536m --host 127.0.0.1 '
+                      f'{self.master} --cores {cores} --memory {memory} --host 127.0.0.1 '
                       f'--webui-port {ui} --work-dir "{work}"')
             self.procs.append(_procs.Proc(
                 f"worker {i}", ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
