@@ -271,6 +271,20 @@ def _rewrite(table, task: _Task) -> list:
     return out
 
 
+def rewrite_shipped(shipped: bytes, i: int) -> list:
+    """Task ``i`` of a compaction planned elsewhere, rewritten here (on a
+    Spark executor): ``shipped`` is the pickle of (the table's path, its
+    store's settings, the schema id it was planned at, the tasks)."""
+    import pickle
+    from .tables import open_table
+    path, storage_options, schema_id, tasks = pickle.loads(shipped)
+    table = open_table(path, storage_options=storage_options)
+    if int(table.table_schema.id) != schema_id:
+        raise CompactionConflictError(f"{path}: the table's schema changed from {schema_id} to "
+                                      f"{table.table_schema.id} while it was compacted")
+    return _rewrite(table, tasks[i])
+
+
 def _rewrite_merged(table, task: _Task) -> list:
     """A primary-key unit's rows merged (``_compact_lsm``) and written at its output level."""
     from pypaimon.write.writer.key_value_data_writer import KeyValueDataWriter
@@ -461,12 +475,16 @@ def _commit(table, entries: list, written: list, since: int,
 
 def compact(table, partitions: list[dict] | None = None, full: bool = False,
             dry_run: bool = False, progress: Callable[[int, int], None] | None = None,
-            storage_options: dict | None = None, buckets: set | None = None) -> Compacted:
+            storage_options: dict | None = None, buckets: set | None = None,
+            rewrite: Callable[[Any, list], list] | None = None) -> Compacted:
     """Compacts ``table`` (a pypaimon FileStoreTable at its latest snapshot;
     ``storage_options`` its store's settings); with ``buckets``, only those
     (``(partition values tuple, bucket)``: the automatic compaction after a
     commit, of the buckets it wrote). ``progress(done, total)`` is called
-    after each bucket's rewrite."""
+    after each bucket's rewrite. ``rewrite(table, tasks)``, if given, does
+    the rewrites elsewhere (``rowformat.spark.compact``: on the executors,
+    each through :func:`rewrite_shipped`) and returns each task's written
+    files' metas, in order; by default each is rewritten here."""
     where = str(table.table_path)
     _refuse_unsupported(table, where)
     s = settings(table)
@@ -487,8 +505,11 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     written: list = []
     entries: list = []
     try:
-        for i, task in enumerate(tasks):
-            after = _rewrite(table, task)
+        # (a generator here: each bucket's files are known, for the cleanup
+        # below, as soon as it is rewritten)
+        outputs = (rewrite(table, tasks) if rewrite is not None
+                   else (_rewrite(table, task) for task in tasks))
+        for i, (task, after) in enumerate(zip(tasks, outputs, strict=True)):
             written.extend(after)
             entries.extend(_entries(table, task, after))
             if progress is not None:

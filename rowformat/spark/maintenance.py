@@ -1,10 +1,11 @@
 """Table upkeep from a Spark session: :func:`expire_snapshots`,
 :func:`remove_orphan_files` and :func:`compact`, run on the driver (on Spark
-Connect, the client)."""
+Connect, the client); a compaction's rewrites run on the executors."""
 from __future__ import annotations
 
 import datetime as dt
 
+from ..errors import DatasetError
 from ..paimon import tables as tb
 
 
@@ -35,13 +36,47 @@ def remove_orphan_files(spark, table: str, *, older_than=dt.timedelta(days=1),
 
 def compact(spark, table: str, *, partitions=None, full: bool = False,
             storage_options: dict | None = None, dry_run: bool = False) -> tb.Compacted:
-    """:func:`rowformat.paimon.tables.compact` of the Paimon append table at
+    """:func:`rowformat.paimon.tables.compact` of the Paimon table at
     ``table``, with the store's settings as :func:`expire_snapshots` finds
-    them: its small files rewritten in one ``COMPACT`` snapshot, on the
-    driver (not yet spread over the executors)."""
+    them: planned and committed (one ``COMPACT`` snapshot) here on the
+    driver (on Spark Connect, the client), each bucket's rewrite a Spark
+    task on the executors, which read and write the table's files where
+    they are. A failed job commits nothing; the files its finished tasks
+    wrote are orphans (``remove_orphan_files`` takes them)."""
+    from ..paimon import _compact
+    from ..paimon._table_io import catalog_options
     path, settings = _located(spark, table, storage_options)
-    return tb.compact(path, partitions=partitions, full=full, storage_options=settings,
-                      dry_run=dry_run)
+    opened = tb.open_table(path, storage_options=settings)
+    return _compact.compact(opened, None if partitions is None else list(partitions), full,
+                            dry_run, None, catalog_options(path, settings),
+                            rewrite=_on_executors(spark, path, settings))
+
+
+def _on_executors(spark, path: str, settings: dict | None):
+    """A ``rewrite(table, tasks)`` for ``_compact.compact`` that runs each
+    task (a bucket's unit of files) as one Spark task, returning their
+    written files' metas in the tasks' order."""
+    def rewrite(table, tasks: list) -> list:
+        import pickle
+        shipped = pickle.dumps((path, settings, int(table.table_schema.id), tasks))
+
+        def run(batches):      # on an executor: its own tasks' rewrites
+            import pickle as pk
+            import pyarrow as pa
+            from rowformat.paimon._compact import rewrite_shipped
+            for batch in batches:
+                for i in batch.column(0).to_pylist():
+                    metas = pk.dumps(rewrite_shipped(shipped, i))
+                    yield pa.RecordBatch.from_pydict({"task": [i], "metas": [metas]})
+
+        rows = spark.range(len(tasks), numPartitions=len(tasks)) \
+            .mapInArrow(run, "task long, metas binary").collect()
+        written = {r.task: pickle.loads(r.metas) for r in rows}
+        if len(rows) != len(tasks) or sorted(written) != list(range(len(tasks))):
+            raise DatasetError(f"{path}: the compaction job returned tasks {sorted(written)} "
+                               f"for {len(tasks)} buckets; nothing is committed")
+        return [written[i] for i in range(len(tasks))]
+    return rewrite
 
 
 def _located(spark, table: str, storage_options: dict | None) -> tuple[str, dict | None]:
