@@ -104,6 +104,10 @@ def main():
                                              us.column("v").to_pylist()))
     out["upserted"] = sum(1 for k, v in merged.items()
                           if int(k[1:]) % 2 == 0 and v == -int(k[1:]))
+    # its full compaction: a bucket a task on the executors, committed by this client
+    c = rowformat.spark.compact(spark, users, full=True)
+    out["compacted"] = [c.written, c.files_after, {
+        r.k: r.v for r in spark.read.format("paimon-row").load(users).collect()} == merged]
 
     # _ROW_ID lookups: the mapInArrow stage (local_max_rows=0) and the driver path
     truth = dict(zip(ev.column("id").to_pylist(), ev.column("user").to_pylist()))

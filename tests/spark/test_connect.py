@@ -123,6 +123,7 @@ def test_every_helper_works_on_a_connect_session(connect_server, tmp_path):
     assert got["pushdown"] == {"id = 4242": [1, True], "_ROW_ID IN (5, 4000, 5999)": [3, True],
                                "user LIKE 'u59%' AND id > 5990": [9, True]}
     assert got["upsert_equal"] and got["upserted"] == 100
+    assert got["compacted"] == [2, 2, True]     # one file a bucket, the same rows
     n_ids = len(range(0, 6000, 37))
     assert got["lookup_row_ids_stage"] == [n_ids, True]
     assert got["lookup_row_ids_driver"] == [n_ids, True]
