@@ -7,6 +7,7 @@ import datetime as dt
 
 from ..errors import DatasetError
 from ..paimon import tables as tb
+from .preflight import Shipped
 
 
 def expire_snapshots(spark, table: str, *, retain_last: int | None = None, older_than=None,
@@ -58,17 +59,9 @@ def _on_executors(spark, path: str, settings: dict | None):
     written files' metas in the tasks' order."""
     def rewrite(table, tasks: list) -> list:
         import pickle
-        shipped = pickle.dumps((path, settings, int(table.table_schema.id), tasks))
-
-        def run(batches):      # on an executor: its own tasks' rewrites
-            import pickle as pk
-            import pyarrow as pa
-            from rowformat.paimon._compact import rewrite_shipped
-            for batch in batches:
-                for i in batch.column(0).to_pylist():
-                    metas = pk.dumps(rewrite_shipped(shipped, i))
-                    yield pa.RecordBatch.from_pydict({"task": [i], "metas": [metas]})
-
+        from .preflight import check_workers
+        check_workers(spark)
+        run = CompactTasks(pickle.dumps((path, settings, int(table.table_schema.id), tasks)))
         rows = spark.range(len(tasks), numPartitions=len(tasks)) \
             .mapInArrow(run, "task long, metas binary").collect()
         written = {r.task: pickle.loads(r.metas) for r in rows}
@@ -77,6 +70,24 @@ def _on_executors(spark, path: str, settings: dict | None):
                                f"for {len(tasks)} buckets; nothing is committed")
         return [written[i] for i in range(len(tasks))]
     return rewrite
+
+
+class CompactTasks(Shipped):   # Shipped: a worker without rowformat names its Python
+    """The mapInArrow function of a compaction job: for each task number it
+    is given, that task's rewrite (``_compact.rewrite_shipped``) and the
+    pickled metas of the files it wrote."""
+
+    def __init__(self, shipped: bytes):
+        self.shipped = shipped
+
+    def __call__(self, batches):
+        import pickle
+        import pyarrow as pa
+        from ..paimon._compact import rewrite_shipped
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                metas = pickle.dumps(rewrite_shipped(self.shipped, i))
+                yield pa.RecordBatch.from_pydict({"task": [i], "metas": [metas]})
 
 
 def _located(spark, table: str, storage_options: dict | None) -> tuple[str, dict | None]:
