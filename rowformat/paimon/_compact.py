@@ -271,20 +271,6 @@ def _rewrite(table, task: _Task) -> list:
     return out
 
 
-def rewrite_shipped(shipped: bytes, i: int) -> list:
-    """Task ``i`` of a compaction planned elsewhere, rewritten here (on a
-    Spark executor): ``shipped`` is the pickle of (the table's path, its
-    store's settings, the schema id it was planned at, the tasks)."""
-    import pickle
-    from .tables import open_table
-    path, storage_options, schema_id, tasks = pickle.loads(shipped)
-    table = open_table(path, storage_options=storage_options)
-    if int(table.table_schema.id) != schema_id:
-        raise CompactionConflictError(f"{path}: the table's schema changed from {schema_id} to "
-                                      f"{table.table_schema.id} while it was compacted")
-    return _rewrite(table, tasks[i])
-
-
 def _rewrite_merged(table, task: _Task) -> list:
     """A primary-key unit's rows merged (``_compact_lsm``) and written at its output level."""
     from pypaimon.write.writer.key_value_data_writer import KeyValueDataWriter
@@ -483,7 +469,7 @@ def compact(table, partitions: list[dict] | None = None, full: bool = False,
     commit, of the buckets it wrote). ``progress(done, total)`` is called
     after each bucket's rewrite. ``rewrite(table, tasks)``, if given, does
     the rewrites elsewhere (``rowformat.spark.compact``: on the executors,
-    each through :func:`rewrite_shipped`) and returns each task's written
+    each through ``tables.rewrite_shipped``) and returns each task's written
     files' metas, in order; by default each is rewritten here."""
     where = str(table.table_path)
     _refuse_unsupported(table, where)

@@ -45,8 +45,8 @@ import pyarrow as pa
 from .. import schema_json
 from ..io import fileio, settings, urls
 from ..errors import (
-    DatasetError, PaimonIntegrationError, RowFormatError, SchemaError, TableMetadataError,
-    TableOptionError,
+    CompactionConflictError, DatasetError, PaimonIntegrationError, RowFormatError, SchemaError,
+    TableMetadataError, TableOptionError,
 )
 from ..datatypes import RowType
 from . import _compact, _field_types, _row_ids, _table_options
@@ -191,7 +191,7 @@ def remove_orphan_files(path: str, *, older_than=dt.timedelta(days=1),
 
 def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bool = False,
             storage_options: dict | None = None, dry_run: bool = False,
-            progress=None) -> Compacted:
+            progress=None, rewrite=None) -> Compacted:
     """Compacts a table (a path or a pypaimon ``FileStoreTable``) as Paimon
     Java does, in one ``COMPACT`` snapshot: by bucket, an append table's small
     files (``compaction.min.file-num``, ``target-file-size``,
@@ -202,7 +202,10 @@ def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bo
     what it would rewrite, nothing written. ``progress(done, total)`` is
     called after each bucket. A concurrent commit that deleted an input
     file meanwhile makes it give up: ``CompactionConflictError``, nothing
-    left behind. See ``rowformat.paimon._compact``."""
+    left behind. ``rewrite(table, tasks)``, if given, runs the buckets'
+    rewrites elsewhere and returns each one's written files (
+    ``rowformat.spark.compact``: one Spark task a bucket, each through
+    :func:`rewrite_shipped`). See ``rowformat.paimon._compact``."""
     if isinstance(table_or_path, (str, os.PathLike)):
         path = os.fspath(table_or_path)
         table = open_table(path, storage_options=storage_options)
@@ -210,7 +213,21 @@ def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bo
     else:
         table = table_or_path
     return _compact.compact(table, None if partitions is None else list(partitions), full,
-                            dry_run, progress, storage_options)
+                            dry_run, progress, storage_options, rewrite=rewrite)
+
+
+def rewrite_shipped(shipped: bytes, i: int) -> list:
+    """Task ``i`` of a compaction planned elsewhere, rewritten here (on a
+    Spark executor); returns the metas of the files it wrote. ``shipped`` is
+    the pickle of (the table's path, its store's settings, the schema id it
+    was planned at, the tasks)."""
+    import pickle
+    path, storage_options, schema_id, tasks = pickle.loads(shipped)
+    table = open_table(path, storage_options=storage_options)
+    if int(table.table_schema.id) != schema_id:
+        raise CompactionConflictError(f"{path}: the table's schema changed from {schema_id} to "
+                                      f"{table.table_schema.id} while it was compacted")
+    return _compact._rewrite(table, tasks[i])
 
 
 def snapshot_by_id(table, snapshot_id: int):

@@ -44,13 +44,9 @@ def compact(spark, table: str, *, partitions=None, full: bool = False,
     task on the executors, which read and write the table's files where
     they are. A failed job commits nothing; the files its finished tasks
     wrote are orphans (``remove_orphan_files`` takes them)."""
-    from ..paimon import _compact
-    from ..paimon._table_io import catalog_options
     path, settings = _located(spark, table, storage_options)
-    opened = tb.open_table(path, storage_options=settings)
-    return _compact.compact(opened, None if partitions is None else list(partitions), full,
-                            dry_run, None, catalog_options(path, settings),
-                            rewrite=_on_executors(spark, path, settings))
+    return tb.compact(path, partitions=partitions, full=full, storage_options=settings,
+                      dry_run=dry_run, rewrite=_on_executors(spark, path, settings))
 
 
 def _on_executors(spark, path: str, settings: dict | None):
@@ -74,7 +70,7 @@ def _on_executors(spark, path: str, settings: dict | None):
 
 class CompactTasks(Shipped):   # Shipped: a worker without rowformat names its Python
     """The mapInArrow function of a compaction job: for each task number it
-    is given, that task's rewrite (``_compact.rewrite_shipped``) and the
+    is given, that task's rewrite (``tables.rewrite_shipped``) and the
     pickled metas of the files it wrote."""
 
     def __init__(self, shipped: bytes):
@@ -83,7 +79,7 @@ class CompactTasks(Shipped):   # Shipped: a worker without rowformat names its P
     def __call__(self, batches):
         import pickle
         import pyarrow as pa
-        from ..paimon._compact import rewrite_shipped
+        from ..paimon.tables import rewrite_shipped
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 metas = pickle.dumps(rewrite_shipped(self.shipped, i))
