@@ -28,18 +28,20 @@ and manifests that no snapshot names (``remove_orphan_files`` takes them);
 the table reads as before. Streaming readers skip ``COMPACT`` snapshots
 (pypaimon's and Java's delta follow-up scanners read ``APPEND`` ones only).
 
-Primary-key tables (``deduplicate`` merge engine, ``.row`` files) are
-picked and merged by ``_compact_lsm`` (Java's universal and full
-compaction) and written at the output level. Not yet: the other merge
-engines, ``sequence.field``, changelog producers, deletion vectors, row
-tracking and data evolution, postponed buckets: refused with a
+Primary-key tables (``.row`` files) are picked by ``_compact_lsm`` (Java's
+universal and full compaction; first-row's forced level-0 picks), merged by
+``_compact_merge`` (every merge engine: deduplicate, partial-update,
+aggregation, first-row, and ``sequence.field``) and written at the output
+level. Not yet: changelog producers, deletion vectors, row tracking and
+data evolution, postponed buckets, and the merge-engine options
+``_compact_merge.refuse_unsupported`` names: refused with a
 :class:`TableOptionError` naming the option.
 """
 from __future__ import annotations
 
 import dataclasses
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 import pyarrow as pa
@@ -47,7 +49,7 @@ import pyarrow as pa
 from ..errors import (CompactionConflictError, CompactionOutcomeError, DatasetError,
                       TableMetadataError, TableOptionError)
 from . import _compact_pick as pick
-from . import _compact_lsm, _manifest_merge
+from . import _compact_lsm, _compact_merge, _manifest_merge
 from ._table_io import (acceleration, arrow_schema, conform_batch, file_schema, local_path,
                         read_batches, reader_options, write_builder)
 from ._table_options import int_option, ratio_option
@@ -78,6 +80,7 @@ class _Task:
     files: list             # DataFileMeta, in the order they are rewritten
     level: int = 0          # the output level (primary-key tables: _compact_lsm)
     drop_delete: bool = False
+    deeper: list = field(default_factory=list)     # the bucket's files beyond the output level
 
 
 def _raw_options(table) -> dict:
@@ -103,11 +106,8 @@ def _refuse_unsupported(table, where: str) -> None:
                                f"is not supported yet")
     if not table.is_primary_key_table:
         return
-    engine = str(options.get("merge-engine", "deduplicate")).strip().lower()
-    if engine != "deduplicate":
-        raise TableOptionError(f"{where}: compaction of primary-key tables with merge-engine = "
-                               f"{engine} is not supported yet (deduplicate is)")
-    for key in ("sequence.field", "compaction.optimization-interval",
+    _compact_merge.refuse_unsupported(table, options, where)
+    for key in ("compaction.optimization-interval",
                 "compaction.total-size-threshold", "compaction.incremental-size-threshold"):
         if options.get(key) not in (None, ""):
             raise TableOptionError(f"{where}: compaction of primary-key tables with {key} "
@@ -223,8 +223,11 @@ def plan(table, snapshot, s: pick.Settings, partitions: list[dict] | None,
             if got is not None:
                 runs, level = got
                 unit = [f for r in runs for f in r.files]
+                names = {f.file_name for f in unit}
                 tasks.append(_Task(group[0].partition, bucket, group[0].total_buckets, unit,
-                                   level, _compact_lsm.drop_delete(files, level)))
+                                   level, _compact_lsm.drop_delete(files, level),
+                                   [f for f in files
+                                    if f.level > level and f.file_name not in names]))
             continue
         if unaware:
             picked = pick.unaware_bucket(files, s, full)
@@ -240,7 +243,7 @@ def _rewrite(table, task: _Task) -> list:
     from pypaimon.utils.file_store_path_factory import canonical_data_file_path
     from pypaimon.write.writer.append_only_data_writer import AppendOnlyDataWriter
     values = tuple(task.partition.values)
-    for f in task.files:
+    for f in task.files + task.deeper:
         f.file_path = (f.physical_path() if f.external_path
                        else canonical_data_file_path(table, values, task.bucket, f.file_name))
     if table.is_primary_key_table:
@@ -291,8 +294,22 @@ def _rewrite_merged(table, task: _Task) -> list:
         finally:
             reader.close()
     data = pa.concat_tables(parts)
-    merged = _compact_lsm.latest_per_key(data, [f"_KEY_{k}" for k in keys], task.drop_delete,
-                                         [part.num_rows for part in parts])
+    key_names = [f"_KEY_{k}" for k in keys]
+
+    def deeper_keys() -> pa.Table:
+        out = []
+        for f in task.deeper:
+            reader = RowFileReader(local_path(str(f.physical_path()), table.file_io),
+                                   file_schema(table, f), storage_options=reader_options(table))
+            try:
+                out.append(reader.read(columns=key_names))
+            finally:
+                reader.close()
+        keys_only = data.select(key_names)
+        return pa.concat_tables(out).cast(keys_only.schema) if out else keys_only.slice(0, 0)
+    merged = _compact_merge.merge(table, data, key_names, [part.num_rows for part in parts],
+                                  [int(f.level) for f in task.files], task.drop_delete,
+                                  deeper_keys)
     fields, arrays = [], []
     for k in keys:
         field = target.field(k)

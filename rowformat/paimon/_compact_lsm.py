@@ -1,5 +1,4 @@
-"""Compaction of a primary-key bucket (the LSM tree), by Paimon Java's rules,
-for the ``deduplicate`` merge engine without ``sequence.field``.
+"""Compaction of a primary-key bucket (the LSM tree), by Paimon Java's rules.
 
 **Pick** (``UniversalCompaction.pick``): the bucket's sorted runs, newest
 first: each level-0 file its own run (by ``maxSequenceNumber``, newest
@@ -16,8 +15,13 @@ the first run left out minus one, never 0 (runs are taken until one above
 level 0 is in, whose level is used). A unit of one file already at its
 output level is no task. Full (``CompactStrategy.pickFullCompaction``):
 every run to the max level, nothing when the only run is already there.
+``first-row`` tables (Java's ``needLookup``) pick by
+``ForceUpLevel0Compaction`` (``lookup-compact`` radical): when universal
+compaction picks nothing, every level-0 run, extended by size ratio, so
+that each compaction leaves no level-0 file (their batch reads skip level 0).
 
-**Rewrite** (``MergeTreeCompactRewriter``, deduplicate): the unit's rows (key
+**Rewrite** (``MergeTreeCompactRewriter``; the other merge engines and
+``sequence.field``: ``_compact_merge``): the unit's rows (key
 columns, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, values) read by rowformat, per
 key the row of the highest sequence number kept, with its sequence number
 and kind; retractions (DELETE, UPDATE_BEFORE) dropped when the output level
@@ -46,6 +50,7 @@ class LsmSettings:
     max_size_amp: int       # compaction.max-size-amplification-percent (200)
     size_ratio: int         # compaction.size-ratio (1)
     num_levels: int         # num-levels (trigger + 1)
+    force_level0: bool = False      # merge-engine = first-row: ForceUpLevel0Compaction
 
 
 @dataclass
@@ -64,7 +69,9 @@ def settings(options: dict) -> LsmSettings:
                        max_size_amp=int_option(options, "compaction.max-size-amplification-percent",
                                          200, 0),
                        size_ratio=int_option(options, "compaction.size-ratio", 1, 0),
-                       num_levels=int_option(options, "num-levels", trigger + 1, 2))
+                       num_levels=int_option(options, "num-levels", trigger + 1, 2),
+                       force_level0=str(options.get("merge-engine", "")).strip().lower()
+                       == "first-row")
 
 
 def sorted_runs(files: list) -> list[Run]:
@@ -96,13 +103,17 @@ def _unit(runs: list[Run], max_level: int, count: int) -> tuple[list[Run], int]:
 def _by_size_ratio(runs: list[Run], s: LsmSettings, max_level: int, count: int,
                    force: bool):
     size = sum(r.size for r in runs[:count])
+    # (Java's compactionTriggered: a forced pick, or two runs in, takes a
+    # too-large run of level 0 or 1 anyway)
+    triggered = force or count > 1
     for i in range(count, len(runs)):
         nxt = runs[i]
-        if size * (100 + s.size_ratio) / 100 < nxt.size and not (count >= 2 and nxt.level <= 1):
+        if size * (100 + s.size_ratio) / 100 < nxt.size and (not triggered or nxt.level > 1):
             break
         size += nxt.size
         count += 1
-    if force or count > 1:
+        triggered = True
+    if triggered:
         return _unit(runs, max_level, count)
     return None
 
@@ -126,6 +137,10 @@ def pick(files: list, s: LsmSettings, full: bool):
             got = _by_size_ratio(runs, s, max_level, 1, False)
     if got is None and len(runs) > s.trigger:
         got = _by_size_ratio(runs, s, max_level, len(runs) - s.trigger + 1, True)
+    if got is None and s.force_level0:
+        level0 = sum(1 for r in runs if r.level == 0)       # (they come first)
+        if level0:
+            got = _by_size_ratio(runs, s, s.num_levels - 1, level0, True)
     if got is None:
         return None
     taken, level = got

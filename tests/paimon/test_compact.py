@@ -205,9 +205,9 @@ def test_bad_options_are_named(wh, options, name):
 
 def test_unsupported_tables_are_refused_naming_the_option(wh):
     pk = wh.create("pk", SCHEMA, primary_keys=["id"],
-                   options={"bucket": "1", "merge-engine": "partial-update"})
+                   options={"bucket": "1", "changelog-producer": "lookup"})
     write(pk, _rows(0))
-    with pytest.raises(TableOptionError, match="merge-engine = partial-update"):
+    with pytest.raises(TableOptionError, match="changelog-producer = lookup"):
         tables.compact(pk)
     dv = _appended(wh, "dv", 1, {"deletion-vectors.enabled": "true"})
     with pytest.raises(TableOptionError, match=r"deletion-vectors\.enabled"):

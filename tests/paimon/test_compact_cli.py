@@ -64,9 +64,9 @@ def test_errors(capfd, wh, tmp_path):
     code, _, err = run(capfd, "compact", str(tmp_path))
     assert code == 2 and "is not a Paimon table directory" in err
     pk = wh.create("pk", SCHEMA, primary_keys=["id"],
-                   options={"bucket": "1", "merge-engine": "first-row"})
+                   options={"bucket": "1", "changelog-producer": "lookup"})
     code, _, err = run(capfd, "compact", str(pk.table_path))
-    assert code == 1 and "merge-engine = first-row is not supported yet" in err
+    assert code == 1 and "changelog-producer = lookup is not supported yet" in err
 
 
 pytestmark = needs_pypaimon_2_1

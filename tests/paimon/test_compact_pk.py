@@ -1,4 +1,5 @@
-"""rowformat.paimon.tables.compact on primary-key tables (deduplicate):
+"""rowformat.paimon.tables.compact on primary-key tables (deduplicate; the
+other merge engines: test_compact_engines):
 Java's universal compaction (size amplification, size ratio, run count) and
 full compaction, the merged rows written at the level Java writes them,
 retractions dropped only where nothing lies beneath, sequence numbers kept so
@@ -123,10 +124,6 @@ def test_a_concurrent_upsert_wins(wh):
 
 
 @pytest.mark.parametrize("options, name", [
-    ({"merge-engine": "partial-update"}, "merge-engine = partial-update"),
-    ({"merge-engine": "aggregation"}, "merge-engine = aggregation"),
-    ({"merge-engine": "first-row"}, "merge-engine = first-row"),
-    ({"sequence.field": "v"}, "sequence.field"),
     ({"changelog-producer": "input"}, "changelog-producer = input"),
     ({"deletion-vectors.enabled": "true"}, "deletion-vectors.enabled"),
     ({"file.format": "parquet"}, "file.format = parquet"),
