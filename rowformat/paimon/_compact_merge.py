@@ -46,6 +46,7 @@ import pyarrow.compute as pc
 
 from ..errors import DatasetError, TableOptionError
 from . import _compact_lsm
+from ._table_options import bool_option
 
 RETRACTIONS = _compact_lsm.RETRACTIONS
 INSERT = 0
@@ -62,18 +63,11 @@ def engine(options: dict) -> str:
     return str(options.get("merge-engine", "deduplicate")).strip().lower()
 
 
-def _bool(options: dict, key: str) -> bool:
-    text = str(options[key]).strip().lower()
-    if text not in ("true", "false"):
-        raise TableOptionError(f"table option {key} = {options[key]!r}: expected true or false")
-    return text == "true"
-
-
 def ignore_delete(options: dict) -> bool:
     """``ignore-delete`` (Java's key first, then its fallback keys)."""
     for key in _IGNORE_DELETE_KEYS:
         if key in options:
-            return _bool(options, key)
+            return bool_option(options, key, False)
     return False
 
 
@@ -329,7 +323,8 @@ def merge(table, data: pa.Table, keys: list[str], part_rows: list[int], levels: 
     if data.num_rows == 0:
         return data
     where = str(table.table_path)
-    perm, starts = sort_keys(data, keys, sequence, table.options.sequence_field_sort_order_is_ascending())
+    perm, starts = sort_keys(data, keys, sequence,
+                             table.options.sequence_field_sort_order_is_ascending())
     s = data.take(pa.array(perm))
     ends = np.append(starts[1:], data.num_rows)
     if name == "first-row":

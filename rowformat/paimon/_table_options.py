@@ -123,6 +123,18 @@ def int_option(options, key: str, default: int, least: int | None = None) -> int
     return value
 
 
+def bool_option(options, key: str, default: bool) -> bool:
+    """The boolean table option ``key`` (``default`` when unset); a
+    TableOptionError naming it when it is neither true nor false."""
+    text = options.get(key)
+    if text is None:
+        return default
+    value = str(text).strip().lower()
+    if value not in ("true", "false"):
+        raise TableOptionError(f"table option {key!r} = {text!r}: expected true or false")
+    return value == "true"
+
+
 def ratio_option(options, key: str, default: float) -> float:
     """The table option ``key`` as a ratio in (0, 1] (``default`` when unset)."""
     text = options.get(key)

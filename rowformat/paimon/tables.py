@@ -197,14 +197,15 @@ def compact(table_or_path, *, partitions: Iterable[dict] | None = None, full: bo
     files (``compaction.min.file-num``, ``target-file-size``,
     ``compaction.small-file-ratio``) or a primary-key table's sorted runs
     (universal compaction: ``num-sorted-run.compaction-trigger``, ...;
-    ``deduplicate`` tables) rewritten (``full``: a full compaction), only in
-    ``partitions`` (dicts of partition key to value) if given. Returns what it did (:class:`Compacted`); with ``dry_run``,
-    what it would rewrite, nothing written. ``progress(done, total)`` is
+    merged by the table's merge engine) rewritten (``full``: a full
+    compaction), only in ``partitions`` (dicts of partition key to value) if
+    given. Returns what it did (:class:`Compacted`); with ``dry_run``, what
+    it would rewrite, nothing written. ``progress(done, total)`` is
     called after each bucket. A concurrent commit that deleted an input
     file meanwhile makes it give up: ``CompactionConflictError``, nothing
     left behind. ``rewrite(table, tasks)``, if given, runs the buckets'
-    rewrites elsewhere and returns each one's written files (
-    ``rowformat.spark.compact``: one Spark task a bucket, each through
+    rewrites elsewhere and returns each one's written files
+    (``rowformat.spark.compact``: one Spark task a bucket, each through
     :func:`rewrite_shipped`). See ``rowformat.paimon._compact``."""
     if isinstance(table_or_path, (str, os.PathLike)):
         path = os.fspath(table_or_path)

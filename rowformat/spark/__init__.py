@@ -10,7 +10,7 @@
     df.select(rowformat.spark.to_fory(struct("id", "name")).alias("payload"))
     rowformat.spark.expire_snapshots(spark, "/data/db.db/t", retain_last=1)  # old snapshots' files
     rowformat.spark.remove_orphan_files(spark, "/data/db.db/t")   # files failed writes left
-    rowformat.spark.compact(spark, "/data/db.db/t")   # an append table's small files rewritten
+    rowformat.spark.compact(spark, "/data/db.db/t")   # small files or sorted runs rewritten on the executors
 
 See docs/spark.md.
 
