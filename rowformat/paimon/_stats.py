@@ -43,7 +43,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..datatypes import DataType, DecimalType, TimestampType
 from ..errors import TableOptionError
-from ._table_options import int_option
+from ._table_options import bool_option, int_option
 
 STATS_MODE = "metadata.stats-mode"
 KEEP_FIRST_N = "metadata.stats-keep-first-n-columns"
@@ -96,13 +96,7 @@ def is_system_field(name: str) -> bool:
 
 
 def dense_store(options: Mapping[str, str]) -> bool:
-    raw = options.get(DENSE_STORE)
-    if raw is None:
-        return True
-    low = str(raw).strip().lower()
-    if low not in ("true", "false"):
-        raise TableOptionError(f"table option {DENSE_STORE!r} = {raw!r}: expected true or false")
-    return low == "true"
+    return bool_option(options, DENSE_STORE, True)
 
 
 def table_mode(options: Mapping[str, str], level0: bool) -> Mode:
