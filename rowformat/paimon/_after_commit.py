@@ -33,7 +33,12 @@ the driver) is followed, in the committing process, by:
    (1 h), ``snapshot.expire.limit`` (50 per commit), once after the commit
    and its compaction (Java's ``maintain`` runs once per commit call, after
    both snapshots). Tags, branches, consumers and the kept snapshots keep
-   their files (expiry's own guarantees). A failure is a warning too.
+   their files (expiry's own guarantees). Before it, as in Java's
+   ``maintain``, with ``consumer.expiration-time`` set, the consumers whose
+   files are older than that are deleted
+   (:func:`rowformat.paimon._expire.expire_consumers`), so that an abandoned
+   stream no longer holds every snapshot. A failure of either is a warning
+   too.
 
 Nothing of it when the table says ``write-only = true`` (Java's switch for
 jobs that leave compaction and expiry to a separate job), for a branch
@@ -44,6 +49,7 @@ commits as it always did.
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 from typing import Any, Iterable
 
@@ -75,7 +81,7 @@ _UNITS_MS = {**dict.fromkeys(("d", "day", "days"), 86_400_000),
              **dict.fromkeys(("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1e-6)}
 
 
-def _duration_ms(options: dict, key: str, default_ms: int) -> int:
+def _duration_ms(options: dict, key: str, default_ms: int | None) -> int | None:
     text = options.get(key)
     if text is None:
         return default_ms
@@ -169,10 +175,20 @@ def _compact_touched(table, options: dict, buckets: set) -> None:
 
 
 def _expire(table, options: dict) -> None:
-    from ._expire import expire
+    """Consumer expiry, then snapshot expiry, each warning on its own: Java
+    expires consumers first "to avoid preventing snapshot expiration", and a
+    consumer left by a failed consumer expiry still protects its snapshots."""
+    from ._expire import expire, expire_consumers
     from ._table_io import storage_options_of
     where = str(table.table_path)
+    storage = storage_options_of(table) or None
     try:
-        expire(where, None, None, storage_options_of(table) or None, False, retention(options))
+        ttl = _duration_ms(options, "consumer.expiration-time", None)
+        if ttl is not None:
+            expire_consumers(where, storage, int(time.time() * 1000) - ttl)
+    except Exception as e:
+        _warn(where, f"automatic consumer expiry failed: {type(e).__name__}: {e}")
+    try:
+        expire(where, None, None, storage, False, retention(options))
     except Exception as e:
         _warn(where, f"automatic snapshot expiry failed: {type(e).__name__}: {e}")

@@ -318,6 +318,51 @@ def _protected(table: Table) -> int | None:
     return min((c for c in consumers if c is not None), default=None)   # (None: refused above)
 
 
+def expire_consumers(root: str, storage_options: dict | None, before_ms: int) -> list[str]:
+    """Deletes the consumer files (``consumer/consumer-<id>``) last modified
+    before ``before_ms`` (milliseconds since the epoch) and returns their
+    paths: Paimon's ``ConsumerManager.expire``, which its writers run after
+    each commit under ``consumer.expiration-time``. A consumer rewrites its
+    file with each progress it records, so the modification time is when it
+    last read (on an object store the listing's LastModified, whole seconds).
+    The whole directory is looked at first, and anything unclear stops it
+    with nothing deleted (a TableMetadataError naming it): a ``consumer-*``
+    entry that is not a file directly in ``consumer/`` (a directory, a
+    symlink), one without a modification time, or a name whose id is none a
+    consumer-id can be (``consumer-``). Other names are not consumers and
+    are left alone. A consumer recording its progress while this runs may
+    lose it, as with Paimon's (it was idle the whole duration before)."""
+    from .streaming import CONSUMER_PREFIX, consumer_path
+    directory = urls.join(root, "consumer")
+    names = [n for n in fileio.list_names(directory, storage_options)
+             if n.startswith(CONSUMER_PREFIX)]
+    if not names:
+        return []
+    here = urls.local(directory)
+    base = (here or directory).rstrip("/") + "/"
+    mtimes = {p[len(base):]: m for p, _, m in fileio.walk(directory, storage_options)
+              if p.startswith(base)}
+    doomed, unclear = [], []
+    for name in sorted(names):
+        try:
+            consumer_path(root, name[len(CONSUMER_PREFIX):])
+        except ValueError:
+            unclear.append(f"{name!r} (not consumer-<consumer id>)")
+            continue
+        if name not in mtimes or (here is not None and os.path.islink(os.path.join(here, name))):
+            unclear.append(f"{name!r} (not a file)")
+        elif mtimes[name] is None:
+            unclear.append(f"{name!r} (the store gives no modification time)")
+        elif round(mtimes[name] * 1000) < before_ms:     # whole ms, as Java's FileStatus
+            doomed.append(urls.join(directory, name))
+    if unclear:
+        raise TableMetadataError(f"{directory}: which consumers expire cannot be told for "
+                                 f"{', '.join(unclear)}: no consumer deleted")
+    for path in doomed:
+        fileio.delete(path, storage_options)
+    return doomed
+
+
 def _to_expire(table: Table, ids: list[int], retain_last: int, cutoff: int | None) -> list[int]:
     """The oldest snapshots that may go: contiguous from the earliest."""
     protected = _protected(table)
