@@ -307,11 +307,24 @@ def cutoff_millis(older_than: Any) -> int | None:
     raise TypeError(f"older_than must be a datetime or a timedelta, not {type(older_than).__name__}")
 
 
+CONSUMER_PREFIX = "consumer-"
+
+
+def consumer_path(root: str, consumer_id: str) -> str:
+    """The consumer file of ``consumer_id`` in the table at ``root``
+    (Paimon's ``ConsumerManager`` layout)."""
+    if not isinstance(consumer_id, str) or not consumer_id.strip() \
+            or consumer_id in (".", "..") or "/" in consumer_id or "\\" in consumer_id:
+        raise ValueError(f"option consumer-id must be a name without path separators, "
+                         f"got {consumer_id!r}")
+    return f"{root.rstrip('/')}/consumer/{CONSUMER_PREFIX}{consumer_id}"
+
+
 def _protected(table: Table) -> int | None:
     """The lowest ``nextSnapshot`` of the table's consumers (None: no consumer)."""
     consumers = [table.json(table.path("consumer", n)).get("nextSnapshot")
                  for n in fileio.list_names(table.path("consumer"), table.options)
-                 if n.startswith("consumer-")]
+                 if n.startswith(CONSUMER_PREFIX)]
     if any(not isinstance(c, int) or isinstance(c, bool) for c in consumers):
         raise TableMetadataError(f"{table.path('consumer')}: a consumer's nextSnapshot is not "
                                  f"a snapshot id: {consumers!r}")
@@ -332,7 +345,6 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
     consumer-id can be (``consumer-``). Other names are not consumers and
     are left alone. A consumer recording its progress while this runs may
     lose it, as with Paimon's (it was idle the whole duration before)."""
-    from .streaming import CONSUMER_PREFIX, consumer_path
     directory = urls.join(root, "consumer")
     names = [n for n in fileio.list_names(directory, storage_options)
              if n.startswith(CONSUMER_PREFIX)]
