@@ -73,12 +73,22 @@ def arrow_schema(table) -> pa.Schema:
     return PyarrowFieldParser.from_paimon_schema(table.fields)
 
 
-def read_batches(table, splits: list[Any], columns: list[str]) -> Iterator[pa.RecordBatch]:
+ROW_KIND = "_row_kind"      # pypaimon's column of each row's kind: +I, -U, +U, -D
+
+
+def read_batches(table, splits: list[Any], columns: list[str], row_kinds: bool = False
+                 ) -> Iterator[pa.RecordBatch]:
     """The rows of ``splits`` (merged, deletion vectors applied, as pypaimon
-    reads them), ``columns`` only."""
+    reads them), ``columns`` only; ``row_kinds``: led by pypaimon's
+    :data:`ROW_KIND` column (a stream's splits keep every change, retractions
+    too)."""
     if not splits:
         return
-    rb = table.new_read_builder().with_projection(list(columns))
+    if row_kinds:
+        rb = table.new_stream_read_builder().with_projection(list(columns)) \
+            .with_include_row_kind(True)
+    else:
+        rb = table.new_read_builder().with_projection(list(columns))
     # pypaimon builds a split's readers when the iteration reaches it: each
     # step runs inside its own accelerated() block, never across a yield
     with acceleration():

@@ -12,7 +12,9 @@ streaming source and an exactly-once streaming sink need and pypaimon lacks.
   snapshots a stream reads: ``APPEND`` ones for ``changelog-producer=none``,
   those with a changelog otherwise; never ``COMPACT`` ones without a
   changelog), :func:`delta_splits` (the splits of what one snapshot added,
-  pypaimon's follow-up plan) and :func:`full_splits` (every file of a
+  pypaimon's follow-up plan), :func:`overwrite_splits` (what an OVERWRITE
+  snapshot changed, as Paimon's ``streaming-read-overwrite`` reads it, with
+  :func:`read_changes`) and :func:`full_splits` (every file of a
   snapshot), each in one deterministic order: a replayed range plans the
   same splits;
 * consumers (``consumer/consumer-<id>`` holding ``{"nextSnapshot": N}``,
@@ -25,12 +27,16 @@ from __future__ import annotations
 
 import json
 import pickle
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from ..errors import PaimonIntegrationError, TableMetadataError
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import DatasetError, PaimonIntegrationError, TableMetadataError
 from ..io import fileio
 from ..io.output import write_atomically
 from . import tables as tb
+from ._expire import CONSUMER_PREFIX, consumer_path  # noqa: F401 (the layout: expiry reads it)
 from ._metadata import reading
 
 
@@ -133,11 +139,10 @@ def _follow_up(table):
 
 
 def reads_incrementally(table, snapshot) -> bool:
-    """Whether a stream reads ``snapshot``'s changes (Paimon's follow-up
+    """Whether a stream reads ``snapshot``'s changes by Paimon's follow-up
     scanners: APPEND snapshots for ``changelog-producer=none``, those with a
-    changelog otherwise; COMPACT and OVERWRITE snapshots are not read)."""
-    if snapshot.commit_kind == "OVERWRITE":
-        return False
+    changelog otherwise, so no COMPACT snapshot without one (an OVERWRITE
+    snapshot read for its changes is :func:`overwrite_splits`' instead)."""
     return bool(_follow_up(table).follow_up_scanner.should_scan(snapshot))
 
 
@@ -165,6 +170,90 @@ def delta_splits(table, snapshot) -> list[Any]:
     return _ordered(list(plan.splits()))
 
 
+class Changes:
+    """What an OVERWRITE snapshot changed in one bucket of a primary-key
+    table, as Paimon's ``streaming-read-overwrite`` reads it (``readChanges``:
+    one split per bucket, read by Java's ``IncrementalChangelogReadProvider``):
+    every row of the files it replaced (``before``) as a deletion (Java's
+    ``ReverseReader``), then every row of the files it wrote (``after``) as
+    written, neither merged. Splits are pypaimon's, one file each where the
+    table allows; ``files`` all of them (for a stream's admission limits)."""
+
+    def __init__(self, snapshot_id: int, before: list, after: list):
+        self.snapshot_id, self.before, self.after = int(snapshot_id), before, after
+        first = (before or after)[0]
+        self.partition, self.bucket = first.partition, first.bucket
+
+    @property
+    def files(self) -> list:
+        return [f for s in self.before + self.after for f in s.files]
+
+
+def _streaming_splits(table, entries: list, snapshot_id: int) -> list:
+    """pypaimon's streaming splits of ``entries`` (its follow-up plan's
+    split generators; a streaming split is read without merging)."""
+    from pypaimon.read.scanner.append_table_split_generator import AppendTableSplitGenerator
+    from pypaimon.read.scanner.primary_key_table_split_generator import \
+        PrimaryKeyTableSplitGenerator
+    if not entries:
+        return []
+    generator = (PrimaryKeyTableSplitGenerator if table.is_primary_key_table
+                 else AppendTableSplitGenerator)
+    options = table.options
+    splits = generator(table, options.source_split_target_size(),
+                       options.source_split_open_file_cost(), deletion_files_map={},
+                       snapshot_id=snapshot_id).create_splits(entries)
+    for split in splits:
+        split.is_streaming = True
+    return splits
+
+
+def overwrite_splits(table, snapshot) -> list[Any]:
+    """What the OVERWRITE ``snapshot`` changed, for a stream that reads it
+    (Paimon's ``getOverwriteChangesPlan``): an append table's new files
+    (``streaming-read-append-overwrite``), a primary-key table's buckets as
+    :class:`Changes` (``streaming-read-overwrite``), in :func:`_ordered` order."""
+    table = _one_file_splits(table)
+    scan = _follow_up(table)
+    with tb.acceleration(), reading(table.snapshot_manager().get_snapshot_path(snapshot.id),
+                                    "snapshot or manifest list"):
+        # pypaimon's follow-up plan takes only ADD entries (it refuses
+        # others): the delta manifests are read here, DELETE entries too
+        entries = [e for m in scan._manifest_list_manager.read_delta(snapshot)
+                   for e in scan._manifest_file_manager.read(m.file_name)]
+    added = [e for e in entries if e.kind == 0]
+    if not table.is_primary_key_table:
+        return _ordered(_streaming_splits(table, added, snapshot.id))
+    buckets: dict[tuple, tuple[list, list]] = {}
+    for before, kind_entries in ((True, [e for e in entries if e.kind != 0]), (False, added)):
+        for split in _streaming_splits(table, kind_entries, snapshot.id):
+            where = (tuple(getattr(split.partition, "values", None) or ()), int(split.bucket))
+            buckets.setdefault(where, ([], []))[0 if before else 1].append(split)
+    return _ordered([Changes(snapshot.id, _ordered(b), _ordered(a))
+                     for b, a in buckets.values()])
+
+
+def read_changes(table, changes: Changes, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """The rows of ``changes``, led by :data:`tables.ROW_KIND`: the replaced
+    rows as ``-D``, then the written ones with their kinds. A replaced file
+    holding a retraction is Java's error too (``ReverseReader``)."""
+    for batch in tb.read_batches(table, changes.before, columns, row_kinds=True):
+        kinds = batch.column(0)
+        if not pc.all(pc.is_in(kinds, _ADDS)).as_py():
+            raise DatasetError(
+                f"{table.table_path}: snapshot {changes.snapshot_id} (OVERWRITE) replaced, in "
+                f"bucket {changes.bucket}, a file holding retractions "
+                f"({sorted(set(kinds.to_pylist()) - set(_ADDS.to_pylist()))}): "
+                f"streaming-read-overwrite reads the replaced rows as deletions, and a "
+                f"retraction cannot be reversed (Paimon Java fails here too); set "
+                f"streaming-read-overwrite to false to skip OVERWRITE snapshots")
+        yield batch.set_column(0, tb.ROW_KIND, pa.repeat("-D", batch.num_rows))
+    yield from tb.read_batches(table, changes.after, columns, row_kinds=True)
+
+
+_ADDS = pa.array(["+I", "+U"])
+
+
 def full_splits(path: str, snapshot_id: int, storage_options: dict | None) -> list[Any]:
     """The splits of every row of snapshot ``snapshot_id``, one file each
     where the table allows, in :func:`_ordered` order."""
@@ -174,16 +263,6 @@ def full_splits(path: str, snapshot_id: int, storage_options: dict | None) -> li
 
 # ---------------------------------------------------------------- consumers
 
-CONSUMER_PREFIX = "consumer-"
-
-
-def consumer_path(root: str, consumer_id: str) -> str:
-    """The consumer file of ``consumer_id`` in the table at ``root``."""
-    if not isinstance(consumer_id, str) or not consumer_id.strip() \
-            or consumer_id in (".", "..") or "/" in consumer_id or "\\" in consumer_id:
-        raise ValueError(f"option consumer-id must be a name without path separators, "
-                         f"got {consumer_id!r}")
-    return f"{root.rstrip('/')}/consumer/{CONSUMER_PREFIX}{consumer_id}"
 
 
 def consumer_next_snapshot(root: str, consumer_id: str,

@@ -58,8 +58,9 @@ from ._metadata import check_name, reading
 from ._orphans import Orphans, remove_orphans
 from ._writer import table_block_size
 from ._table_io import (  # noqa: F401 (tables' own API: the primitives live there)
-    SCHEMA_DIR, _schema_path, acceleration, arrow_schema, catalog_options, conform_batch, file_fields,
-    file_io, file_schema, local_path, read_batches, reader_options, storage_options_of, write_builder,
+    ROW_KIND, SCHEMA_DIR, _schema_path, acceleration, arrow_schema, catalog_options, conform_batch,
+    file_fields, file_io, file_schema, local_path, read_batches, reader_options, storage_options_of,
+    write_builder,
 )
 from ._blob_writer import ROOTS_OPTION as BLOB_REFERENCE_ROOTS  # noqa: F401 (the Spark writer's)
 

@@ -80,6 +80,8 @@ STREAM_READ_OPTIONS = ("path", "scan.mode", "scan.snapshot-id", "scan.timestamp-
                        "read.stream.maxFilesPerTrigger", "read.stream.maxBytesPerTrigger",
                        "read.stream.maxRowsPerTrigger", "read.stream.minRowsPerTrigger",
                        "read.stream.maxTriggerDelayMs", "consumer-id", "consumer.ignore-progress",
+                       "read.changelog", "streaming-read-overwrite",
+                       "streaming-read-append-overwrite",
                        "maxPartitionBytes", "openCostInBytes", "defaultParallelism")
 STREAM_WRITE_OPTIONS = ("path", "checkpointLocation", "commitUser", "queryName",
                         "partitionKeys", "primaryKeys", "bucket", "paimonSchema",

@@ -12,7 +12,11 @@ a batch Spark replays from its checkpoint reads exactly the same rows.
 
 Which snapshots are read: Paimon's follow-up scanners (``APPEND``
 snapshots for ``changelog-producer=none``, those with a changelog
-otherwise); ``COMPACT`` and ``OVERWRITE`` snapshots are skipped.
+otherwise, never a ``COMPACT`` one without); an ``OVERWRITE`` snapshot for
+its changes with ``streaming-read-overwrite`` (primary-key tables: each
+bucket's replaced rows as deletions, then its new rows) or
+``streaming-read-append-overwrite`` (append tables: the new files).
+``read.changelog``: a leading ``rowkind`` column, each row's kind.
 
 Options (Paimon's names; read options over the table's): ``scan.mode``
 (``latest-full``, the default: the latest snapshot in full, then what
@@ -54,7 +58,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from ..arrow_cast import cast_batch
-from ..errors import DatasetError
+from ..errors import DatasetError, SchemaError
 from ..paimon import streaming
 from ..paimon import tables as tb
 from . import FORMAT_NAME
@@ -62,7 +66,7 @@ from .options import check_option_names, flag, requested_fields
 from .preflight import Shipped
 from .sizing import PartitionSizing
 from .spark_types import spark_arrow_schema
-from .table_source import SplitGroup, check_file_io
+from .table_source import ROW_KIND, SplitGroup, check_file_io
 from .worker import settle_worker
 
 SCAN_MODES = ("latest-full", "full", "latest", "from-snapshot", "from-snapshot-full",
@@ -114,13 +118,21 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self.path = path
         self.storage_options = storage_options
         table = self._table()
-        requested_fields(schema, tb.row_type(table), options, path, ())
-        self.columns = list(schema.names)
-        self.spark_schema_json = schema.json()
-        self.sizing = sizing
         # Paimon's rule: the read's options over the table's
         merged = {k.lower(): v for k, v in (table.table_schema.options or {}).items()}
         merged.update({k.lower(): v for k, v in options.items()})
+        self.row_kinds = flag(merged, "read.changelog")
+        extra = (ROW_KIND,) if self.row_kinds else ()
+        if self.row_kinds and (ROW_KIND in tb.row_type(table).names
+                               or schema.names[:1] != [ROW_KIND]):
+            raise SchemaError(f"{FORMAT_NAME}: with read.changelog the first column is "
+                              f"{ROW_KIND!r}, each row's kind, and no column of {path} may "
+                              f"have that name (requested: {schema.simpleString()})")
+        self.columns = [f.name for f in requested_fields(schema, tb.row_type(table), options,
+                                                         path, extra)]
+        self.spark_schema_json = schema.json()
+        self.sizing = sizing
+        self.read_overwrite = self._overwrite_option(table, merged)
         self.limits = {k: _positive(merged, k) for k in LIMITS + (MIN_ROWS, MAX_DELAY)}
         if (self.limits[MIN_ROWS] is None) != (self.limits[MAX_DELAY] is None):
             raise ValueError(f"{FORMAT_NAME}: options read.stream.minRowsPerTrigger and "
@@ -140,6 +152,25 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self._deltas: OrderedDict = OrderedDict()   # snapshot id -> its splits (driver)
 
     # ---- options
+
+    @staticmethod
+    def _overwrite_option(table, options: dict) -> bool:
+        """Whether OVERWRITE snapshots are read for their changes: Paimon's
+        ``streaming-read-overwrite`` (primary-key tables) and
+        ``streaming-read-append-overwrite`` (append tables), with Java's checks."""
+        pk = flag(options, "streaming-read-overwrite")
+        if pk and not table.is_primary_key_table:
+            raise ValueError(f"{FORMAT_NAME}: option streaming-read-overwrite is for "
+                             f"primary-key tables (Paimon: \"Doesn't support streaming read "
+                             f"the changes from overwrite when the primary keys are not "
+                             f"defined\"): use streaming-read-append-overwrite")
+        producer = str(options.get("changelog-producer", "none")).strip().lower()
+        if pk and producer in ("full-compaction", "lookup"):
+            raise ValueError(f"{FORMAT_NAME}: option streaming-read-overwrite cannot be true "
+                             f"with changelog-producer {producer!r}: the changes would be "
+                             f"read twice (Paimon's rule)")
+        return pk or (not table.is_primary_key_table
+                      and flag(options, "streaming-read-append-overwrite"))
 
     @staticmethod
     def _scan_mode(options: dict) -> str:
@@ -307,8 +338,12 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
     def _delta(self, table, snap) -> list:
         splits = self._deltas.get(snap.id)
         if splits is None:
-            splits = streaming.delta_splits(table, snap) \
-                if streaming.reads_incrementally(table, snap) else []
+            if snap.commit_kind == "OVERWRITE" and self.read_overwrite:
+                splits = streaming.overwrite_splits(table, snap)
+            elif streaming.reads_incrementally(table, snap):
+                splits = streaming.delta_splits(table, snap)
+            else:
+                splits = []
             self._deltas[snap.id] = splits
             while len(self._deltas) > 64:
                 self._deltas.popitem(last=False)
@@ -351,9 +386,25 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             return
         settle_worker()
         target = spark_arrow_schema(StructType.fromJson(json.loads(self.spark_schema_json)))
-        for batch in tb.read_batches(self._table(), pickle.loads(partition.splits),
-                                     self.columns):
+        table = self._table()
+        for batch in self._batches(table, pickle.loads(partition.splits)):
+            if self.row_kinds:
+                batch = batch.rename_columns([ROW_KIND] + batch.schema.names[1:])
             yield cast_batch(batch, target, truncate=True)
+
+    def _batches(self, table, units: list) -> Iterator[pa.RecordBatch]:
+        """The rows of a partition's splits and :class:`~streaming.Changes`,
+        in order, led by pypaimon's row kind column where the stream has one."""
+        run: list = []
+        for unit in units + [None]:
+            if unit is not None and not isinstance(unit, streaming.Changes):
+                run.append(unit)
+                continue
+            yield from tb.read_batches(table, run, self.columns, self.row_kinds)
+            run = []
+            if unit is not None:
+                for batch in streaming.read_changes(table, unit, self.columns):
+                    yield batch if self.row_kinds else batch.drop_columns([tb.ROW_KIND])
 
     def commit(self, end: dict) -> None:
         # Spark's checkpoint holds the progress; a consumer records it for

@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, InputPartition, WriterCommitMessage
-from pyspark.sql.types import LongType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from .. import RowFileReader
 from ..arrow_cast import cast_batch
@@ -38,6 +38,15 @@ from .worker import SourceReader, settle_worker
 
 def row_id_field() -> StructField:
     return StructField(tb.ROW_ID, LongType(), False)
+
+
+ROW_KIND = "rowkind"        # Paimon's Spark connector's name (read.changelog)
+
+
+def row_kind_field() -> StructField:
+    """The leading column of a ``read.changelog`` stream: each row's kind,
+    ``+I``, ``-U``, ``+U`` or ``-D``."""
+    return StructField(ROW_KIND, StringType(), False)
 
 
 def check_row_tracking(table, path: str) -> None:

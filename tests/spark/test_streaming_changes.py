@@ -1,0 +1,167 @@
+"""What a stream of a table's changes carries (issue 44, item 1): each row's
+kind with ``read.changelog`` (Paimon's Spark connector's leading
+``rowkind`` column), and ``OVERWRITE`` snapshots by Paimon's
+``streaming-read-overwrite`` (primary-key tables: the replaced rows as
+``-D``, then the written ones; Java's ``readChanges``) and
+``streaming-read-append-overwrite`` (append tables: the new files).
+
+Most tests drive the driver's reader and then its tasks' ``read`` in this
+process (the calls Spark makes, in its order); one runs a real query."""
+import pyarrow as pa
+import pytest
+
+from rowformat.datatypes import schema
+from rowformat.errors import DatasetError, SchemaError
+from rowformat.paimon import tables as tb
+from rowformat.spark.sizing import PartitionSizing
+from rowformat.spark.spark_types import to_spark_schema
+from rowformat.spark.stream_reader import TableStreamReader
+from rowformat.spark.table_source import row_kind_field
+from pyspark.sql.types import StructType
+
+FORMAT = "paimon-row"
+ROWS = schema("id BIGINT NOT NULL, v STRING, op STRING")
+
+
+def _pk(path, **options):
+    """A primary-key table whose ``op`` column gives each row's kind (Paimon's ``rowkind.field``)."""
+    tb.create_or_open(path, ROWS, primary_keys=["id"],
+                      options={"bucket": "2", "rowkind.field": "op", **options})
+    return path
+
+
+def _write(path, rows, overwrite=False):
+    t = tb.open_table(path)
+    names = ["id", "v", "op"][:len(rows[0])]
+    batch = pa.record_batch([pa.array([r[i] for r in rows]) for i in range(len(names))], names)
+    tb.commit(t, [tb.write_batches(t, [batch], overwrite)], overwrite)
+
+
+def _reader(path, **options):
+    options = {"path": path, **{k.lower(): v for k, v in options.items()}}
+    t = tb.open_table(path)
+    spark_schema = to_spark_schema(tb.row_type(t))
+    if options.get("read.changelog") == "true":
+        spark_schema = StructType([row_kind_field()] + spark_schema.fields)
+    return TableStreamReader(options, spark_schema, path, PartitionSizing.from_options(options, {}),
+                             {})
+
+
+def _micro_batch(reader, start):
+    """(end, rows) of the micro-batch Spark would run from ``start``: every
+    row of its partitions, as the tasks read them, in order."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+    end = reader.latestOffset(start, ReadAllAvailable())
+    rows = []
+    for p in (reader.partitions(start, end) if end != start else []):
+        for batch in reader.read(p):
+            rows += [tuple(r.values()) for r in batch.to_pylist()]
+    return end, rows
+
+
+def test_read_changelog_gives_each_row_its_kind(tmp_path):
+    t = _pk(str(tmp_path / "t"))
+    _write(t, [(1, "a", "+I"), (2, "b", "+I"), (3, "c", "+I")])
+    reader = _reader(t, **{"read.changelog": "true"})
+    start = reader.initialOffset()                  # latest-full: the merged rows, +I
+    end, rows = _micro_batch(reader, start)
+    assert sorted(rows) == [("+I", 1, "a", "+I"), ("+I", 2, "b", "+I"), ("+I", 3, "c", "+I")]
+    _write(t, [(1, "a1", "+U"), (2, "b", "-D"), (4, "d", "+I")])
+    end, rows = _micro_batch(reader, end)           # the delta, every change as written
+    assert sorted(rows) == [("+I", 4, "d", "+I"), ("+U", 1, "a1", "+U"), ("-D", 2, "b", "-D")]
+    assert _micro_batch(reader, end) == (end, [])
+
+
+def test_overwrite_snapshots_are_skipped_unless_the_option_says(tmp_path):
+    t = _pk(str(tmp_path / "t"))
+    _write(t, [(1, "a", "+I"), (2, "b", "+I")])
+    _write(t, [(1, "a1", "+U")])
+    plain = _reader(t, **{"scan.mode": "latest", "read.changelog": "true"})
+    changes = _reader(t, **{"scan.mode": "latest", "read.changelog": "true",
+                            "streaming-read-overwrite": "true"})
+    starts = plain.initialOffset(), changes.initialOffset()
+    _write(t, [(1, "z", "+I"), (5, "e", "+I")], overwrite=True)
+    assert tb.latest_snapshot(tb.open_table(t)).commit_kind == "OVERWRITE"
+    assert _micro_batch(plain, starts[0])[1] == []
+    end, rows = _micro_batch(changes, starts[1])
+    # each bucket's replaced rows, every version of them, as deletions, then
+    # what the overwrite wrote (Java's ReverseReader then the new files)
+    assert sorted(rows) == [("+I", 1, "z", "+I"), ("+I", 5, "e", "+I"),
+                            ("-D", 1, "a", "+I"), ("-D", 1, "a1", "+U"), ("-D", 2, "b", "+I")]
+    # in the order a key's changes apply: its deletions before its new row
+    assert [r[0] for r in rows if r[1] == 1] == ["-D", "-D", "+I"]
+    assert end == {"snapshotId": 4, "index": -1, "scanSnapshot": False}
+
+
+def test_a_replaced_retraction_is_java_s_error(tmp_path):
+    t = _pk(str(tmp_path / "t"))
+    _write(t, [(1, "a", "+I"), (2, "b", "+I")])
+    _write(t, [(2, "b", "-D")])
+    reader = _reader(t, **{"scan.mode": "latest", "streaming-read-overwrite": "true"})
+    start = reader.initialOffset()
+    _write(t, [(1, "z", "+I")], overwrite=True)
+    with pytest.raises(DatasetError, match=r"snapshot 3 \(OVERWRITE\) replaced.*\['-D'\].*"
+                                           r"set streaming-read-overwrite to false"):
+        _micro_batch(reader, start)
+
+
+def test_without_read_changelog_the_rows_carry_no_kind(tmp_path):
+    t = _pk(str(tmp_path / "t"))
+    _write(t, [(1, "a", "+I")])
+    reader = _reader(t, **{"scan.mode": "latest", "streaming-read-overwrite": "true"})
+    start = reader.initialOffset()
+    _write(t, [(2, "b", "+I")], overwrite=True)
+    # as Paimon's Spark connector: a deletion is a row of the deleted values
+    assert sorted(_micro_batch(reader, start)[1]) == [(1, "a", "+I"), (2, "b", "+I")]
+
+
+def test_append_tables_read_an_overwrite_s_new_files(tmp_path):
+    t = str(tmp_path / "t")
+    tb.create_or_open(t, schema("id BIGINT, v STRING"))
+    _write(t, [(1, "a")])
+    plain = _reader(t, **{"scan.mode": "latest"})
+    reads = _reader(t, **{"scan.mode": "latest", "streaming-read-append-overwrite": "true"})
+    starts = plain.initialOffset(), reads.initialOffset()
+    _write(t, [(2, "b"), (3, "c")], overwrite=True)
+    _write(t, [(4, "d")])
+    assert sorted(_micro_batch(plain, starts[0])[1]) == [(4, "d")]
+    assert sorted(_micro_batch(reads, starts[1])[1]) == [(2, "b"), (3, "c"), (4, "d")]
+
+
+def test_the_options_are_checked_as_java_checks_them(tmp_path):
+    a = str(tmp_path / "a")
+    tb.create_or_open(a, schema("id BIGINT, v STRING"))
+    with pytest.raises(ValueError, match="streaming-read-overwrite is for primary-key tables.*"
+                                         "use streaming-read-append-overwrite"):
+        _reader(a, **{"streaming-read-overwrite": "true"})
+    t = _pk(str(tmp_path / "t"), **{"changelog-producer": "lookup"})
+    with pytest.raises(ValueError, match="streaming-read-overwrite cannot be true with "
+                                         "changelog-producer 'lookup'"):
+        _reader(t, **{"streaming-read-overwrite": "true"})
+    with pytest.raises(ValueError, match="option read.changelog must be 'true' or 'false'"):
+        _reader(t, **{"read.changelog": "yes"})
+    with pytest.raises(SchemaError, match="with read.changelog the first column is 'rowkind'"):
+        TableStreamReader({"path": t, "read.changelog": "true"},
+                          to_spark_schema(tb.row_type(tb.open_table(t))), t,
+                          PartitionSizing.from_options({}, {}), {})
+
+
+def test_a_query_streams_the_rowkind_column(spark, tmp_path):
+    """Through Spark: the source's schema leads with ``rowkind``; a batch
+    read refuses the stream-only option by name."""
+    t = _pk(str(tmp_path / "t"))
+    _write(t, [(1, "a", "+I")])
+    out, ck = str(tmp_path / "out"), str(tmp_path / "ck")
+    df = spark.readStream.format(FORMAT).option("read.changelog", "true").load(t)
+    assert df.schema.names == ["rowkind", "id", "v", "op"]
+    q = df.writeStream.format("parquet").option("checkpointLocation", ck) \
+        .trigger(availableNow=True).start(out)
+    q.awaitTermination(120)
+    _write(t, [(1, "a", "-D")])
+    q = df.writeStream.format("parquet").option("checkpointLocation", ck) \
+        .trigger(availableNow=True).start(out)
+    q.awaitTermination(120)
+    assert sorted(tuple(r) for r in spark.read.parquet(out).collect()) == \
+        [("+I", 1, "a", "+I"), ("-D", 1, "a", "-D")]
+    with pytest.raises(Exception, match="'read.changelog' is a stream read option"):
+        spark.read.format(FORMAT).option("read.changelog", "true").load(t).collect()
