@@ -81,7 +81,7 @@ _UNITS_MS = {**dict.fromkeys(("d", "day", "days"), 86_400_000),
              **dict.fromkeys(("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1e-6)}
 
 
-def _duration_ms(options: dict, key: str, default_ms: int | None) -> int | None:
+def _duration_ms(options: dict, key: str, default_ms: int) -> int:
     text = options.get(key)
     if text is None:
         return default_ms
@@ -181,14 +181,14 @@ def _expire(table, options: dict) -> None:
     from ._expire import expire, expire_consumers
     from ._table_io import storage_options_of
     where = str(table.table_path)
-    storage = storage_options_of(table) or None
     try:
-        ttl = _duration_ms(options, "consumer.expiration-time", None)
-        if ttl is not None:
-            expire_consumers(where, storage, int(time.time() * 1000) - ttl)
+        if options.get("consumer.expiration-time") is not None:   # (no default: never)
+            ttl = _duration_ms(options, "consumer.expiration-time", 0)
+            expire_consumers(where, storage_options_of(table) or None,
+                             int(time.time() * 1000) - ttl)
     except Exception as e:
         _warn(where, f"automatic consumer expiry failed: {type(e).__name__}: {e}")
     try:
-        expire(where, None, None, storage, False, retention(options))
+        expire(where, None, None, storage_options_of(table) or None, False, retention(options))
     except Exception as e:
         _warn(where, f"automatic snapshot expiry failed: {type(e).__name__}: {e}")

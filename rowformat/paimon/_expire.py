@@ -37,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import math
 import numbers
 import os
 import time
@@ -343,8 +344,9 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
     entry that is not a file directly in ``consumer/`` (a directory, a
     symlink), one without a modification time, or a name whose id is none a
     consumer-id can be (``consumer-``). Other names are not consumers and
-    are left alone. A consumer recording its progress while this runs may
-    lose it, as with Paimon's (it was idle the whole duration before)."""
+    are left alone. A consumer whose file changes after it was judged (a
+    query recording its progress meanwhile) is kept: the times are read
+    again just before deleting (Paimon's deletes by its one listing)."""
     directory = urls.join(root, "consumer")
     names = [n for n in fileio.list_names(directory, storage_options)
              if n.startswith(CONSUMER_PREFIX)]
@@ -352,8 +354,11 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
         return []
     here = urls.local(directory)
     base = (here or directory).rstrip("/") + "/"
-    mtimes = {p[len(base):]: m for p, _, m in fileio.walk(directory, storage_options)
-              if p.startswith(base)}
+
+    def modified() -> dict[str, float | None]:
+        return {p[len(base):]: m for p, _, m in fileio.walk(directory, storage_options)
+                if p.startswith(base)}
+    mtimes = modified()
     doomed, unclear = [], []
     for name in sorted(names):
         try:
@@ -361,15 +366,19 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
         except ValueError:
             unclear.append(f"{name!r} (not consumer-<consumer id>)")
             continue
+        modified_at = mtimes.get(name)
         if name not in mtimes or (here is not None and os.path.islink(os.path.join(here, name))):
             unclear.append(f"{name!r} (not a file)")
-        elif mtimes[name] is None:
+        elif modified_at is None:
             unclear.append(f"{name!r} (the store gives no modification time)")
-        elif round(mtimes[name] * 1000) < before_ms:     # whole ms, as Java's FileStatus
-            doomed.append(urls.join(directory, name))
+        elif math.floor(modified_at * 1000) < before_ms:  # whole ms, as Java's FileStatus
+            doomed.append(name)
     if unclear:
         raise TableMetadataError(f"{directory}: which consumers expire cannot be told for "
                                  f"{', '.join(unclear)}: no consumer deleted")
+    if doomed:
+        now = modified()
+        doomed = [urls.join(directory, n) for n in doomed if now.get(n) == mtimes[n]]
     for path in doomed:
         fileio.delete(path, storage_options)
     return doomed

@@ -164,6 +164,16 @@ def test_expire_consumers_returns_what_it_deleted(tmp_path):
     assert _consumers(root) == ["consumer-b", "consumer-d"]
 
 
+def test_whole_milliseconds_truncate_as_java_s(tmp_path):
+    """A file modified 0.4 ms before the cutoff is before it in Java's whole
+    milliseconds (``FileStatus.getModificationTime`` truncates)."""
+    root = str(tmp_path / "t")
+    record_consumer(root, "a", 7)
+    cutoff = int((HOURS_AGO + 1) * 1000)
+    os.utime(os.path.join(root, "consumer", "consumer-a"), ns=(cutoff * 10 ** 6 - 400_000,) * 2)
+    assert _expire.expire_consumers(root, None, cutoff) == [
+        os.path.join(root, "consumer", "consumer-a")]
+
 
 def test_on_s3_the_listing_s_last_modified_expires_a_consumer(s3):
     # LastModified cannot be set: a short duration, and a bounded wait for it
