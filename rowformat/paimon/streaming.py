@@ -229,24 +229,45 @@ def overwrite_splits(table, snapshot) -> list[Any]:
         for split in _streaming_splits(table, kind_entries, snapshot.id):
             where = (tuple(getattr(split.partition, "values", None) or ()), int(split.bucket))
             buckets.setdefault(where, ([], []))[0 if before else 1].append(split)
-    return _ordered([Changes(snapshot.id, _ordered(b), _ordered(a))
+    return _ordered([Changes(snapshot.id, _ordered(b), sorted(a, key=_written_order))
                      for b, a in buckets.values()])
+
+
+def _written_order(split) -> tuple:
+    """A bucket's new files in the order their rows were written (sequence
+    numbers; then names, for one fixed order)."""
+    return min(int(f.min_sequence_number) for f in split.files), \
+        min(f.file_name for f in split.files)
 
 
 def read_changes(table, changes: Changes, columns: list[str]) -> Iterator[pa.RecordBatch]:
     """The rows of ``changes``, led by :data:`tables.ROW_KIND`: the replaced
     rows as ``-D``, then the written ones with their kinds. A replaced file
     holding a retraction is Java's error too (``ReverseReader``)."""
-    for batch in tb.read_batches(table, changes.before, columns, row_kinds=True):
+    where = (f"{table.table_path}: snapshot {changes.snapshot_id} (OVERWRITE) replaced, in "
+             f"partition {list(getattr(changes.partition, 'values', None) or [])} bucket "
+             f"{changes.bucket},")
+    off = "set streaming-read-overwrite to false to skip OVERWRITE snapshots"
+    replaced = tb.read_batches(table, changes.before, columns, row_kinds=True)
+    while True:
+        try:
+            batch = next(replaced, None)
+        except FileNotFoundError as e:
+            before = changes.snapshot_id - 1
+            why = (f"snapshot {before}, the last to hold them, has expired; keep snapshots "
+                   f"longer than a stream may lag (snapshot.num-retained.min, "
+                   f"snapshot.time-retained), or "
+                   if tb.snapshot_by_id(table, before) is None else "")
+            raise DatasetError(f"{where} files that are gone ({e}): {why}{off}") from None
+        if batch is None:
+            break
         kinds = batch.column(0)
         if not pc.all(pc.is_in(kinds, _ADDS)).as_py():
             raise DatasetError(
-                f"{table.table_path}: snapshot {changes.snapshot_id} (OVERWRITE) replaced, in "
-                f"bucket {changes.bucket}, a file holding retractions "
+                f"{where} a file holding retractions "
                 f"({sorted(set(kinds.to_pylist()) - set(_ADDS.to_pylist()))}): "
                 f"streaming-read-overwrite reads the replaced rows as deletions, and a "
-                f"retraction cannot be reversed (Paimon Java fails here too); set "
-                f"streaming-read-overwrite to false to skip OVERWRITE snapshots")
+                f"retraction cannot be reversed (Paimon Java fails here too); {off}")
         yield batch.set_column(0, tb.ROW_KIND, pa.repeat("-D", batch.num_rows))
     yield from tb.read_batches(table, changes.after, columns, row_kinds=True)
 
@@ -262,8 +283,6 @@ def full_splits(path: str, snapshot_id: int, storage_options: dict | None) -> li
 
 
 # ---------------------------------------------------------------- consumers
-
-
 
 def consumer_next_snapshot(root: str, consumer_id: str,
                            storage_options: dict | None = None) -> int | None:

@@ -66,7 +66,7 @@ from .options import check_option_names, flag, requested_fields
 from .preflight import Shipped
 from .sizing import PartitionSizing
 from .spark_types import spark_arrow_schema
-from .table_source import ROW_KIND, SplitGroup, check_file_io
+from .table_source import ROW_KIND, SplitGroup, check_file_io, over_table_options
 from .worker import settle_worker
 
 SCAN_MODES = ("latest-full", "full", "latest", "from-snapshot", "from-snapshot-full",
@@ -118,9 +118,7 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self.path = path
         self.storage_options = storage_options
         table = self._table()
-        # Paimon's rule: the read's options over the table's
-        merged = {k.lower(): v for k, v in (table.table_schema.options or {}).items()}
-        merged.update({k.lower(): v for k, v in options.items()})
+        merged = over_table_options(table, options)
         self.row_kinds = flag(merged, "read.changelog")
         extra = (ROW_KIND,) if self.row_kinds else ()
         if self.row_kinds and (ROW_KIND in tb.row_type(table).names
@@ -169,6 +167,10 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
             raise ValueError(f"{FORMAT_NAME}: option streaming-read-overwrite cannot be true "
                              f"with changelog-producer {producer!r}: the changes would be "
                              f"read twice (Paimon's rule)")
+        if pk and flag(options, "deletion-vectors.enabled"):
+            raise ValueError(f"{FORMAT_NAME}: option streaming-read-overwrite is not "
+                             f"supported yet on a table with deletion-vectors.enabled (the "
+                             f"replaced files' deletion vectors are not applied)")
         return pk or (not table.is_primary_key_table
                       and flag(options, "streaming-read-append-overwrite"))
 

@@ -43,6 +43,14 @@ def row_id_field() -> StructField:
 ROW_KIND = "rowkind"        # Paimon's Spark connector's name (read.changelog)
 
 
+def over_table_options(table, options) -> dict:
+    """The read's options over the table's (Paimon's rule for the options a
+    read takes from both), every key lower-cased as Spark gives options."""
+    merged = {k.lower(): v for k, v in (table.table_schema.options or {}).items()}
+    merged.update({k.lower(): v for k, v in options.items()})
+    return merged
+
+
 def row_kind_field() -> StructField:
     """The leading column of a ``read.changelog`` stream: each row's kind,
     ``+I``, ``-U``, ``+U`` or ``-D``."""

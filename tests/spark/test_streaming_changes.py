@@ -16,8 +16,7 @@ from rowformat.paimon import tables as tb
 from rowformat.spark.sizing import PartitionSizing
 from rowformat.spark.spark_types import to_spark_schema
 from rowformat.spark.stream_reader import TableStreamReader
-from rowformat.spark.table_source import row_kind_field
-from pyspark.sql.types import StructType
+from rowformat.spark.datasource import RowDataSource
 
 FORMAT = "paimon-row"
 ROWS = schema("id BIGINT NOT NULL, v STRING, op STRING")
@@ -38,13 +37,10 @@ def _write(path, rows, overwrite=False):
 
 
 def _reader(path, **options):
+    """The driver's stream reader, of the schema the source gives Spark."""
     options = {"path": path, **{k.lower(): v for k, v in options.items()}}
-    t = tb.open_table(path)
-    spark_schema = to_spark_schema(tb.row_type(t))
-    if options.get("read.changelog") == "true":
-        spark_schema = StructType([row_kind_field()] + spark_schema.fields)
-    return TableStreamReader(options, spark_schema, path, PartitionSizing.from_options(options, {}),
-                             {})
+    return TableStreamReader(options, RowDataSource(options).schema(), path,
+                             PartitionSizing.from_options(options, {}), {})
 
 
 def _micro_batch(reader, start):
@@ -93,6 +89,39 @@ def test_overwrite_snapshots_are_skipped_unless_the_option_says(tmp_path):
     assert end == {"snapshotId": 4, "index": -1, "scanSnapshot": False}
 
 
+def test_a_partition_overwrite_retracts_only_that_partition(tmp_path):
+    t = str(tmp_path / "t")
+    tb.create_or_open(t, schema("id BIGINT NOT NULL, p STRING NOT NULL, v STRING"),
+                      primary_keys=["id", "p"], partition_keys=["p"],
+                      options={"bucket": "1", "read.changelog": "true",
+                               "streaming-read-overwrite": "true"})   # as table options
+    tbl = tb.open_table(t)
+    rows = pa.record_batch({"id": pa.array([1, 2, 3], pa.int64()), "p": ["x", "x", "y"],
+                            "v": ["a", "b", "c"]})
+    tb.commit(tbl, [tb.write_batches(tbl, [rows], False)], False)
+    reader = _reader(t, **{"scan.mode": "latest"})
+    assert reader.row_kinds and reader.read_overwrite
+    start = reader.initialOffset()
+    tbl = tb.open_table(t)
+    new = pa.record_batch({"id": pa.array([4], pa.int64()), "p": ["x"], "v": ["d"]})
+    tb.commit(tbl, [tb.write_batches(tbl, [new], True)], True, dynamic=True)
+    assert sorted(_micro_batch(reader, start)[1]) == [
+        ("+I", 4, "x", "d"), ("-D", 1, "x", "a"), ("-D", 2, "x", "b")]
+
+
+def test_replaced_files_gone_with_their_snapshot_are_a_clear_error(tmp_path):
+    t = _pk(str(tmp_path / "t"), **{"snapshot.num-retained.min": "1",
+                                    "snapshot.num-retained.max": "1"})
+    _write(t, [(1, "a", "+I")])
+    reader = _reader(t, **{"scan.mode": "latest", "streaming-read-overwrite": "true"})
+    start = reader.initialOffset()
+    _write(t, [(2, "b", "+I")], overwrite=True)      # snapshot 2; expiry takes 1 and its file
+    with pytest.raises(DatasetError, match=r"snapshot 2 \(OVERWRITE\) replaced.*files that are "
+                                           r"gone.*snapshot 1, the last to hold them, has "
+                                           r"expired.*snapshot.num-retained.min"):
+        _micro_batch(reader, start)
+
+
 def test_a_replaced_retraction_is_java_s_error(tmp_path):
     t = _pk(str(tmp_path / "t"))
     _write(t, [(1, "a", "+I"), (2, "b", "+I")])
@@ -138,6 +167,13 @@ def test_the_options_are_checked_as_java_checks_them(tmp_path):
     with pytest.raises(ValueError, match="streaming-read-overwrite cannot be true with "
                                          "changelog-producer 'lookup'"):
         _reader(t, **{"streaming-read-overwrite": "true"})
+    f = _pk(str(tmp_path / "f"), **{"changelog-producer": "full-compaction"})
+    with pytest.raises(ValueError, match="changelog-producer 'full-compaction'"):
+        _reader(f, **{"streaming-read-overwrite": "true"})
+    d = _pk(str(tmp_path / "d"), **{"deletion-vectors.enabled": "true"})
+    with pytest.raises(ValueError, match="not supported yet on a table with "
+                                         "deletion-vectors.enabled"):
+        _reader(d, **{"streaming-read-overwrite": "true"})
     with pytest.raises(ValueError, match="option read.changelog must be 'true' or 'false'"):
         _reader(t, **{"read.changelog": "yes"})
     with pytest.raises(SchemaError, match="with read.changelog the first column is 'rowkind'"):
