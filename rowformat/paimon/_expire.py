@@ -375,7 +375,8 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
             doomed.append(name)
     if unclear:
         raise TableMetadataError(f"{directory}: which consumers expire cannot be told for "
-                                 f"{', '.join(unclear)}: no consumer deleted")
+                                 f"{', '.join(unclear)}: no consumer deleted (move what is "
+                                 f"not a consumer's file out of consumer/ to let them expire)")
     if doomed:
         now = modified()
         doomed = [urls.join(directory, n) for n in doomed if now.get(n) == mtimes[n]]
