@@ -78,7 +78,7 @@ from .options import Sources, check_option_names, environment_storage, flag, mer
 from .sizing import PartitionSizing
 from .table_source import (
     FilteringReader, TableReader, TableWriter, check_row_tracking, open_for_read,
-    over_table_options, row_id_field, row_kind_field,
+    row_id_field, row_kind_field,
 )
 from .spark_types import to_spark_schema
 from .worker import settle_worker
@@ -109,7 +109,9 @@ class RowDataSource(DataSource):
             if flag(self.options, "rowIds"):
                 check_row_tracking(table, sources.table)
                 spark_schema = StructType(spark_schema.fields + [row_id_field()])
-            if flag(over_table_options(table, self.options), "read.changelog"):  # (streams)
+            # a stream read option only, as in Paimon's Spark connector: a table
+            # option would give batch reads the column too
+            if flag(self.options, "read.changelog"):
                 spark_schema = StructType([row_kind_field()] + spark_schema.fields)
             return spark_schema
         explicit = self.options.get("paimonschema")

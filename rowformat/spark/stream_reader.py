@@ -119,7 +119,7 @@ class TableStreamReader(Shipped, DataSourceStreamReader, SupportsTriggerAvailabl
         self.storage_options = storage_options
         table = self._table()
         merged = over_table_options(table, options)
-        self.row_kinds = flag(merged, "read.changelog")
+        self.row_kinds = flag(options, "read.changelog")   # not a table option (schema())
         extra = (ROW_KIND,) if self.row_kinds else ()
         if self.row_kinds and (ROW_KIND in tb.row_type(table).names
                                or schema.names[:1] != [ROW_KIND]):

@@ -93,13 +93,12 @@ def test_a_partition_overwrite_retracts_only_that_partition(tmp_path):
     t = str(tmp_path / "t")
     tb.create_or_open(t, schema("id BIGINT NOT NULL, p STRING NOT NULL, v STRING"),
                       primary_keys=["id", "p"], partition_keys=["p"],
-                      options={"bucket": "1", "read.changelog": "true",
-                               "streaming-read-overwrite": "true"})   # as table options
+                      options={"bucket": "1", "streaming-read-overwrite": "true"})  # as a table option
     tbl = tb.open_table(t)
     rows = pa.record_batch({"id": pa.array([1, 2, 3], pa.int64()), "p": ["x", "x", "y"],
                             "v": ["a", "b", "c"]})
     tb.commit(tbl, [tb.write_batches(tbl, [rows], False)], False)
-    reader = _reader(t, **{"scan.mode": "latest"})
+    reader = _reader(t, **{"scan.mode": "latest", "read.changelog": "true"})
     assert reader.row_kinds and reader.read_overwrite
     start = reader.initialOffset()
     tbl = tb.open_table(t)
@@ -107,6 +106,17 @@ def test_a_partition_overwrite_retracts_only_that_partition(tmp_path):
     tb.commit(tbl, [tb.write_batches(tbl, [new], True)], True, dynamic=True)
     assert sorted(_micro_batch(reader, start)[1]) == [
         ("+I", 4, "x", "d"), ("-D", 1, "x", "a"), ("-D", 2, "x", "b")]
+
+
+def test_read_changelog_is_a_read_option_only(tmp_path):
+    # as in Paimon's Spark connector: a table option of that name adds no
+    # column, so a batch read of the table keeps the table's schema
+    t = _pk(str(tmp_path / "t"), **{"read.changelog": "true"})
+    _write(t, [(1, "a", "+I")])
+    assert RowDataSource({"path": t}).schema().names == ROWS.names
+    reader = _reader(t)
+    assert not reader.row_kinds
+    assert _micro_batch(reader, reader.initialOffset())[1] == [(1, "a", "+I")]
 
 
 def test_replaced_files_gone_with_their_snapshot_are_a_clear_error(tmp_path):
