@@ -36,6 +36,13 @@ def kind(path: str, storage_options: dict | None = None) -> str | None:
         return store.kind(inner)
 
 
+def is_symlink(url: str) -> bool:
+    """Whether ``url`` is a local symlink (object stores have none): code that
+    deletes what it lists refuses them, as another file's name."""
+    here = local(url)
+    return here is not None and os.path.islink(here)
+
+
 def list_names(url: str, storage_options: dict | None = None,
                filesystem: Any = None) -> list[str]:
     """The names directly under the directory ``url``, a URL or a local path:

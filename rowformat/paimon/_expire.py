@@ -39,7 +39,6 @@ import io
 import json
 import math
 import numbers
-import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -367,7 +366,7 @@ def expire_consumers(root: str, storage_options: dict | None, before_ms: int) ->
             unclear.append(f"{name!r} (not consumer-<consumer id>)")
             continue
         modified_at = mtimes.get(name)
-        if name not in mtimes or (here is not None and os.path.islink(os.path.join(here, name))):
+        if name not in mtimes or fileio.is_symlink(urls.join(directory, name)):
             unclear.append(f"{name!r} (not a file)")
         elif modified_at is None:
             unclear.append(f"{name!r} (the store gives no modification time)")
