@@ -278,6 +278,22 @@ def test_register_turns_pushdown_on_unless_set(spark):
         rowformat.spark.register(spark)
 
 
+def test_the_spark_4_3_reuse_that_keeps_pushdown_off_by_default(registered, many_files):
+    """Why register() leaves pushdown off where reuses_pushed_reads(): Spark
+    4.3 keeps the read a pushed filter planned on the DataFrame's source
+    (PythonDataSourceV2's read info), and a later query of the same
+    DataFrame that pushes no filter reads those pruned files. Should this
+    fail on such a Spark, its reuse is gone and so may the gate."""
+    from rowformat.spark.datasource import reuses_pushed_reads
+    spark = registered
+    if not reuses_pushed_reads(spark.version):
+        pytest.skip(f"Spark {spark.version} keeps a pushed read on its query")
+    df = spark.read.format(FORMAT_NAME).load(many_files)
+    assert df.where("id < 2000").count() == 2000            # 2 of 20 files planned
+    assert df.count() == 2000                               # not 20,000: the pruned read
+    assert spark.read.format(FORMAT_NAME).load(many_files).count() == 20000
+
+
 @pytest.fixture(scope="module")
 def bare_files(tmp_path_factory):
     """Two bare .row files of 2,000 rows each in blocks of about 100 rows."""
