@@ -10,9 +10,13 @@ Three uses, each held to a different standard:
   only ever drops files that hold no matching row, so only filters whose
   literal compares with the statistics in Python as Spark compares values
   go in: integers, booleans, strings (Python compares code points, which is
-  UTF-8 byte order, Spark's), binaries (unsigned bytes), dates and decimals.
-  Floating point (Spark orders NaN above every value; min/max statistics
-  leave NaN out) and timestamps (time zones) are left to the reading.
+  UTF-8 byte order, Spark's), binaries (unsigned bytes), dates, decimals and
+  timestamps of at most microseconds (Spark hands a ``TIMESTAMP_NTZ``
+  literal as a naive datetime, a ``TIMESTAMP`` one as an aware datetime in
+  UTC: exact microseconds either way). Floating point (Spark orders NaN above
+  every value; min/max statistics leave NaN out) and nanosecond timestamps
+  (Spark sees their values cut to microseconds, the statistics do not) are
+  left to the reading.
 * :func:`batch_mask`: the rows of a decoded Arrow batch Spark's filter keeps,
   exactly as Spark decides (SQL's three-valued logic: a filter that is null
   on a row drops it; ``NOT`` of null is null; ``x IN (1, NULL)`` is null
@@ -49,7 +53,16 @@ _STRING_TESTS = (StringStartsWith, StringEndsWith, StringContains)
 # True is an int, never an INT's value)
 _PRUNABLE = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "BOOLEAN": bool,
              "VARCHAR": str, "VARBINARY": bytes, "BINARY": bytes, "DATE": dt.date,
-             "DECIMAL": decimal.Decimal}
+             "DECIMAL": decimal.Decimal, "TIMESTAMP": dt.datetime,
+             "TIMESTAMP_LTZ": dt.datetime}
+
+
+def planner_kind(t) -> str:
+    """A Paimon type's key in the ``root_types`` :func:`planner_predicate`
+    takes: its root name, but for timestamps finer than microseconds."""
+    if t.root in ("TIMESTAMP", "TIMESTAMP_LTZ") and t.precision > 6:
+        return f"{t.root}({t.precision})"          # not prunable
+    return t.root
 
 
 def _leaf(f: Filter) -> Any:
@@ -81,8 +94,11 @@ def planner_predicate(filters: Iterable[Filter], root_types: dict[str, str], bui
     return leaves[0] if len(leaves) == 1 else builder.and_predicates(leaves)
 
 
-def _literals_fit(values: Sequence[Any], want: type) -> bool:
-    return bool(values) and all(type(v) is want for v in values)
+def _literals_fit(values: Sequence[Any], want: type, aware: bool = False) -> bool:
+    """Whether every literal is of type ``want`` (datetimes: aware or naive
+    as the column's statistics compare)."""
+    return bool(values) and all(type(v) is want and (
+        not isinstance(v, dt.datetime) or (v.tzinfo is not None) == aware) for v in values)
 
 
 def _planner_leaf(f: Filter, root_types: dict[str, str], builder):
@@ -96,16 +112,17 @@ def _planner_leaf(f: Filter, root_types: dict[str, str], builder):
     want = _PRUNABLE.get(root_types[column])
     if want is None:
         return None
+    aware = root_types[column] == "TIMESTAMP_LTZ"
     if isinstance(f, Not):
         inner = f.child
         if isinstance(inner, IsNull):
             return builder.is_not_null(column)
         if isinstance(inner, IsNotNull):
             return builder.is_null(column)
-        if isinstance(inner, EqualTo) and _literals_fit([inner.value], want):
+        if isinstance(inner, EqualTo) and _literals_fit([inner.value], want, aware):
             return builder.not_equal(column, inner.value)
         if isinstance(inner, In) and _literals_fit([v for v in inner.value if v is not None],
-                                                   want):
+                                                   want, aware):
             # (a NULL among the values: NOT IN is never true, and pypaimon
             # prunes every file for it, as it should)
             return builder.is_not_in(column, list(inner.value))
@@ -113,7 +130,7 @@ def _planner_leaf(f: Filter, root_types: dict[str, str], builder):
     if isinstance(f, EqualNullSafe) and f.value is None:
         return builder.is_null(column)
     if isinstance(f, _COMPARISONS):
-        if not _literals_fit([f.value], want):
+        if not _literals_fit([f.value], want, aware):
             return None
         method = {EqualTo: "equal", EqualNullSafe: "equal", GreaterThan: "greater_than",
                   GreaterThanOrEqual: "greater_or_equal", LessThan: "less_than",
@@ -121,7 +138,7 @@ def _planner_leaf(f: Filter, root_types: dict[str, str], builder):
         return getattr(builder, method)(column, f.value)
     if isinstance(f, In):
         values = [v for v in f.value if v is not None]
-        if not _literals_fit(values, want):
+        if not _literals_fit(values, want, aware):
             return None
         return builder.is_in(column, values)
     if isinstance(f, StringStartsWith) and want is str and type(f.value) is str:
@@ -148,6 +165,10 @@ def _literal_fits(t: pa.DataType, v: Any) -> bool:
         return type(v) is dt.date
     if pa.types.is_decimal(t):
         return type(v) is decimal.Decimal and v.is_finite()
+    if pa.types.is_timestamp(t):
+        # Spark sees a nanosecond value cut to microseconds: left to it
+        return (t.unit != "ns" and type(v) is dt.datetime
+                and (v.tzinfo is not None) == (t.tz is not None))
     return False
 
 
@@ -239,6 +260,9 @@ _ARROW_COMPARE = {EqualTo: pc.equal, GreaterThan: pc.greater, GreaterThanOrEqual
 
 def _scalar(col: pa.Array, v: Any) -> pa.Scalar:
     t = col.type
+    if pa.types.is_timestamp(t):
+        # the literal's microseconds kept (Arrow compares across units)
+        return pa.scalar(v, pa.timestamp("us", t.tz))
     if pa.types.is_decimal(t):
         return pa.scalar(v)               # Arrow compares decimals of any scale exactly
     if pa.types.is_integer(t):
@@ -277,6 +301,8 @@ def _is_in(col: pa.Array, values: Sequence[Any]) -> pa.Array:
     t = col.type
     if pa.types.is_integer(t) and t != pa.int64():
         col, t = col.cast(pa.int64()), pa.int64()
+    if pa.types.is_timestamp(t) and t.unit != "us":      # (s, ms: exact in us)
+        col, t = col.cast(pa.timestamp("us", t.tz)), pa.timestamp("us", t.tz)
     if pa.types.is_decimal(t):
         value_set = pa.array(present)
         col = col.cast(pa.decimal128(38, max(t.scale, value_set.type.scale))) \

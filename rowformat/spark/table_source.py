@@ -115,7 +115,8 @@ class TableReader(SourceReader):
         self.spark_schema_json = schema.json()
         self.sizing = sizing
         # what the filters are checked against (see FilteringReader)
-        self.root_types = {f.name: f.type.root for f in tb.row_type(table).fields}
+        from .filters import planner_kind
+        self.root_types = {f.name: planner_kind(f.type) for f in tb.row_type(table).fields}
         arrow = tb.arrow_schema(table)
         fields = [arrow.field(c) for c in self.columns if c in arrow.names]
         if with_row_ids:

@@ -24,17 +24,27 @@ from rowformat.spark.filters import batch_mask, evaluates, row_id_ranges
 from rowformat.spark.table_source import FilteringReader, RowIdSlices, SplitGroup, TableReader
 
 SCHEMA = ("id BIGINT, i INT, d DOUBLE, s STRING, b BINARY, dec DECIMAL(10,2), day DATE, "
-          "flag BOOLEAN")
+          "flag BOOLEAN, ts TIMESTAMP, ntz TIMESTAMP_NTZ")
 NAN, INF = float("nan"), float("inf")
+EPOCH, US = dt.datetime(1970, 1, 1), dt.timedelta(microseconds=1)
+UTC = dt.timezone.utc
+FIRST, LAST = dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
+LEAP = dt.datetime(2024, 2, 29, 12, 0, 0, 1)
 ROWS = [
-    (0, 0, 0.0, "", b"", Decimal("0.00"), dt.date(1970, 1, 1), False),
-    (1, -2 ** 31, -0.0, "a", b"\x00", Decimal("-1.10"), dt.date(1, 1, 1), True),
-    (2, 2 ** 31 - 1, NAN, "ab", b"\xff", Decimal("99999999.99"), dt.date(9999, 12, 31), True),
-    (3, None, None, None, None, None, None, None),
-    (4, 7, INF, "\u00e9t\u00e9", b"\x00\xff", Decimal("1.10"), dt.date(2024, 2, 29), False),
-    (5, -7, -INF, "\U0001f600", b"\x7f", Decimal("1.11"), dt.date(2024, 3, 1), None),
-    (6, 7, 1.5, "b", b"\x80", Decimal("-99999999.99"), dt.date(1969, 12, 31), True),
-    (7, 1, NAN, "ab\x00", b"\xfe\xff", Decimal("1.10"), None, False),
+    (0, 0, 0.0, "", b"", Decimal("0.00"), dt.date(1970, 1, 1), False,
+     EPOCH.replace(tzinfo=UTC), EPOCH),
+    (1, -2 ** 31, -0.0, "a", b"\x00", Decimal("-1.10"), dt.date(1, 1, 1), True,
+     FIRST.replace(tzinfo=UTC), FIRST),
+    (2, 2 ** 31 - 1, NAN, "ab", b"\xff", Decimal("99999999.99"), dt.date(9999, 12, 31), True,
+     LAST.replace(tzinfo=UTC), LAST),
+    (3, None, None, None, None, None, None, None, None, None),
+    (4, 7, INF, "\u00e9t\u00e9", b"\x00\xff", Decimal("1.10"), dt.date(2024, 2, 29), False,
+     LEAP.replace(tzinfo=UTC), LEAP),
+    (5, -7, -INF, "\U0001f600", b"\x7f", Decimal("1.11"), dt.date(2024, 3, 1), None,
+     (EPOCH - US).replace(tzinfo=UTC), EPOCH - US),
+    (6, 7, 1.5, "b", b"\x80", Decimal("-99999999.99"), dt.date(1969, 12, 31), True,
+     EPOCH.replace(tzinfo=UTC), EPOCH + US),
+    (7, 1, NAN, "ab\x00", b"\xfe\xff", Decimal("1.10"), None, False, None, EPOCH),
 ]
 
 # (Spark SQL condition, the pushed filter it becomes)
@@ -82,6 +92,16 @@ CASES = [
     ("flag = true", EqualTo(("flag",), True)),
     ("flag <=> false", EqualNullSafe(("flag",), False)),
     ("NOT flag = true", Not(EqualTo(("flag",), True))),
+    ("ts = TIMESTAMP'1970-01-01 00:00:00+00:00'", EqualTo(("ts",), EPOCH.replace(tzinfo=UTC))),
+    ("ts < TIMESTAMP'1970-01-01 00:00:00+00:00'", LessThan(("ts",), EPOCH.replace(tzinfo=UTC))),
+    ("ts >= TIMESTAMP'2024-02-29 12:00:00.000001+00:00'",
+     GreaterThanOrEqual(("ts",), LEAP.replace(tzinfo=UTC))),
+    ("ts IN (TIMESTAMP'0001-01-01 00:00:00+00:00', TIMESTAMP'9999-12-31 23:59:59.999999+00:00')",
+     In(("ts",), (FIRST.replace(tzinfo=UTC), LAST.replace(tzinfo=UTC)))),
+    ("ntz = TIMESTAMP_NTZ'1969-12-31 23:59:59.999999'", EqualTo(("ntz",), EPOCH - US)),
+    ("ntz > TIMESTAMP_NTZ'1970-01-01 00:00:00'", GreaterThan(("ntz",), EPOCH)),
+    ("ntz <= TIMESTAMP_NTZ'0001-01-01 00:00:00'", LessThanOrEqual(("ntz",), FIRST)),
+    ("NOT ntz = TIMESTAMP_NTZ'1970-01-01 00:00:00'", Not(EqualTo(("ntz",), EPOCH))),
     ("i IN (7, NULL)", In(("i",), (7, None))),
     ("NOT i IN (7, NULL)", Not(In(("i",), (7, None)))),
 ]
@@ -128,6 +148,7 @@ def test_filter_on_batches_is_sparks_answer(spark, edge, condition, pushed):
 CONDITIONS = [c for c, _ in CASES] + [
     "i > 0 AND s LIKE 'a%'", "d > 1.0 AND NOT flag = true", "dec >= 0 AND day IS NOT NULL",
     "id = 3", "i = 7 OR s = 'ab'", "s IN ('ab', 'b', NULL)",
+    "ntz >= TIMESTAMP_NTZ'1970-01-01 00:00:00' AND ts < TIMESTAMP'2000-01-01 00:00:00+00:00'",
 ]
 
 
@@ -160,10 +181,13 @@ def _planned_files(reader) -> int:
 @pytest.fixture(scope="module")
 def many_files(spark, tmp_path_factory):
     """20,000 rows in 10 files (ids in file order), with full statistics
-    (metadata.stats-mode: the table option), partitioned by `part`."""
+    (metadata.stats-mode: the table option), partitioned by `part`; ``ts``
+    and ``ntz`` the id's second after the epoch."""
     path = str(tmp_path_factory.mktemp("pushdown-files") / "t")
     spark.range(0, 20000, numPartitions=10) \
-        .selectExpr("id", "concat('user', id) AS name", "CAST(id % 2 AS INT) AS part") \
+        .selectExpr("id", "concat('user', id) AS name", "CAST(id % 2 AS INT) AS part",
+                    "timestamp_seconds(id) AS ts",
+                    "CAST(timestamp_seconds(id) AS TIMESTAMP_NTZ) AS ntz") \
         .write.format(FORMAT_NAME).mode("overwrite").option("partitionKeys", "part") \
         .option("paimon.metadata.stats-mode", "full") \
         .option("paimon.row-tracking.enabled", "true").save(path)
@@ -183,6 +207,10 @@ def many_files(spark, tmp_path_factory):
     ([EqualTo(("part",), 1)], 10),
     ([In(("id",), (1, 19999))], 3),           # [0, 1998], [1, 1999], [18001, 19999]
     ([IsNull(("id",))], 0),
+    # ts and ntz: the id's second after the epoch (Spark's literals: aware
+    # UTC for a TIMESTAMP, naive for a TIMESTAMP_NTZ)
+    ([GreaterThan(("ts",), (EPOCH + dt.timedelta(seconds=19998)).replace(tzinfo=UTC))], 1),
+    ([LessThan(("ntz",), EPOCH + dt.timedelta(seconds=2))], 2),
     ([], 20),
 ])
 def test_planner_prunes_files(many_files, filters, files):

@@ -20,7 +20,7 @@ from pyspark.sql.datasource import (
 
 import rowformat.paimon as rp
 from rowformat.paimon import tables as tb
-from rowformat.spark.filters import batch_mask, evaluates, planner_predicate
+from rowformat.spark.filters import batch_mask, evaluates, planner_kind, planner_predicate
 from tests.paimon._tables import Warehouse, write
 
 INTS = st.one_of(st.none(), st.integers(-20, 20))
@@ -142,6 +142,7 @@ def _long(chars, alphabet):
                      else st.binary(max_size=4))
 
 
+EPOCH = dt.datetime(1970, 1, 1)
 TYPED = {
     "t": (pa.int8(), st.integers(-128, 127)),
     "sm": (pa.int16(), st.integers(-3, 3)),
@@ -151,6 +152,14 @@ TYPED = {
                                               allow_infinity=False)),
     "bin": (pa.binary(), st.one_of(_long(b"\xff", None), st.binary(max_size=3))),
     "ls": (pa.string(), st.one_of(_long("a", "ab\U0001f600"), _long("\U0001f600", "ab"))),
+    # around the epoch, in each column's unit (the rows as stored)
+    "ts3": (pa.timestamp("ms"), st.integers(-2000, 2000).map(
+        lambda n: EPOCH + dt.timedelta(milliseconds=n))),
+    "ts6": (pa.timestamp("us"), st.integers(-2000, 2000).map(
+        lambda n: EPOCH + dt.timedelta(microseconds=n * 997))),
+    "ts9": (pa.timestamp("ns"), st.integers(-3, 3).map(lambda n: EPOCH + dt.timedelta(seconds=n))),
+    "ltz": (pa.timestamp("us", tz="UTC"), st.integers(-2000, 2000).map(
+        lambda n: EPOCH.replace(tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=n * 997))),
 }
 TYPED_SCHEMA = pa.schema([pa.field("id", pa.int64(), False), pa.field("p", pa.int32(), False)]
                          + [pa.field(c, t) for c, (t, _) in TYPED.items()])
@@ -161,9 +170,14 @@ STATS_MODES = st.sampled_from(["none", "counts", "truncate(16)", "truncate(1)", 
 # two files, every column of the second above the first's (its strings and
 # binaries past a 16-long cut: the first differing at the 18th)
 LOW = {"t": -5, "sm": -1, "b": False, "d": dt.date(1969, 12, 31), "dec": Decimal("-1.00"),
-       "bin": b"\x00", "ls": "a" * 18}
+       "bin": b"\x00", "ls": "a" * 18, "ts3": EPOCH - dt.timedelta(milliseconds=1),
+       "ts6": EPOCH - dt.timedelta(microseconds=1), "ts9": EPOCH,
+       "ltz": EPOCH.replace(tzinfo=dt.timezone.utc) - dt.timedelta(microseconds=1)}
 HIGH = {"t": 100, "sm": 3, "b": True, "d": dt.date(1970, 1, 2), "dec": Decimal("1.50"),
-        "bin": b"\xff" * 18, "ls": "a" * 17 + "\U0001f600"}
+        "bin": b"\xff" * 18, "ls": "a" * 17 + "\U0001f600",
+        "ts3": EPOCH + dt.timedelta(milliseconds=1), "ts6": EPOCH + dt.timedelta(microseconds=1),
+        "ts9": EPOCH + dt.timedelta(seconds=1),
+        "ltz": EPOCH.replace(tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=1)}
 TWO_FILES = [[LOW], [HIGH]]
 
 
@@ -185,6 +199,12 @@ TWO_FILES = [[LOW], [HIGH]]
 @example(files=TWO_FILES, filters=[StringStartsWith(("ls",), "a" * 17 + "\U0001f600")],
          mode="full", ls_mode=None)
 @example(files=TWO_FILES, filters=[GreaterThanOrEqual(("t",), 100)], mode="truncate(16)",
+         ls_mode=None)
+@example(files=TWO_FILES, filters=[GreaterThan(("ts3",), EPOCH + dt.timedelta(microseconds=999))],
+         mode="truncate(16)", ls_mode=None)
+@example(files=TWO_FILES, filters=[LessThanOrEqual(("ts6",), EPOCH - dt.timedelta(microseconds=1))],
+         mode="full", ls_mode=None)
+@example(files=TWO_FILES, filters=[EqualTo(("ltz",), HIGH["ltz"])], mode="truncate(16)",
          ls_mode=None)
 @example(files=TWO_FILES, filters=[EqualTo(("b",), True)], mode="full", ls_mode=None)
 @example(files=TWO_FILES, filters=[In(("t",), (7, 100))], mode="truncate(16)", ls_mode=None)
@@ -210,7 +230,7 @@ def test_pruning_by_every_prunable_type_and_stats_mode(tmp_path_factory, files, 
             write(t, pa.Table.from_pylist(batch, TYPED_SCHEMA))
             rows += batch
     t = tb.open_table(str(t.table_path))
-    roots = {f.name: f.type.root for f in tb.row_type(t).fields}
+    roots = {f.name: planner_kind(f.type) for f in tb.row_type(t).fields}
     predicate = planner_predicate(filters, roots, t.new_read_builder().new_predicate_builder())
     splits = tb.plan_splits(t, None, predicate=predicate)
     read = pa.concat_tables([pa.Table.from_batches([b]) for b in
