@@ -63,6 +63,27 @@ def spark_value(f, row):
     return _compare(type(f), x, f.value)
 
 
+def check_pruning(t, rows, filters, schema):
+    """The planner (with the source's own type keys) keeps every row of
+    ``rows`` that Spark's filters keep, and the filters rowformat evaluates
+    give Spark's rows among those read."""
+    roots = {f.name: planner_kind(f.type) for f in tb.row_type(t).fields}
+    predicate = planner_predicate(filters, roots, t.new_read_builder().new_predicate_builder())
+    splits = tb.plan_splits(t, None, predicate=predicate)
+    read = pa.concat_tables([pa.Table.from_batches([b]) for b in
+                             tb.read_batches(t, splits, schema.names)] or [schema.empty_table()])
+    kept = set(read.column("id").to_pylist())
+    want = {r["id"] for r in rows if all(spark_value(f, r) is True for f in filters)}
+    assert want <= kept, (filters, t.table_schema.options, want - kept)
+    mine = [f for f in filters if evaluates(f, read.schema)]
+    if mine and read.num_rows:
+        batch = read.combine_chunks().to_batches()[0]
+        mask = batch_mask(mine, batch).to_pylist()
+        by_id = {r["id"]: r for r in rows}
+        got = {i for i, m in zip(batch.column("id").to_pylist(), mask) if m}
+        assert got == {i for i in kept if all(spark_value(f, by_id[i]) is True for f in mine)}
+
+
 def leaf(column: str, values):
     ops = [EqualTo, EqualNullSafe, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual]
     lit = values.filter(lambda v: v is not None)
@@ -114,23 +135,7 @@ def test_pruning_never_drops_a_matching_row(tmp_path_factory, files, filters, ke
         next_id += len(chunk)
         write(t, pa.Table.from_pylist(batch, SCHEMA))
         rows += batch
-    t = tb.open_table(str(t.table_path))
-    roots = {f.name: f.type.root for f in tb.row_type(t).fields}
-    predicate = planner_predicate(filters, roots, t.new_read_builder().new_predicate_builder())
-    splits = tb.plan_splits(t, None, predicate=predicate)
-    read = pa.concat_tables([pa.Table.from_batches([b]) for b in
-                             tb.read_batches(t, splits, SCHEMA.names)] or [SCHEMA.empty_table()])
-    kept = set(read.column("id").to_pylist())
-    want = {r["id"] for r in rows if all(spark_value(f, r) is True for f in filters)}
-    assert want <= kept, (filters, want - kept)
-    # the filters rowformat evaluates give Spark's rows among those read
-    mine = [f for f in filters if evaluates(f, read.schema)]
-    if mine and read.num_rows:
-        batch = read.combine_chunks().to_batches()[0]
-        mask = batch_mask(mine, batch).to_pylist()
-        by_id = {r["id"]: r for r in rows}
-        got = {i for i, m in zip(batch.column("id").to_pylist(), mask) if m}
-        assert got == {i for i in kept if all(spark_value(f, by_id[i]) is True for f in mine)}
+    check_pruning(tb.open_table(str(t.table_path)), rows, filters, SCHEMA)
 
 
 # Every other type the planner prunes by, under every stats-mode: values that
@@ -229,20 +234,4 @@ def test_pruning_by_every_prunable_type_and_stats_mode(tmp_path_factory, files, 
             next_id += len(chunk)
             write(t, pa.Table.from_pylist(batch, TYPED_SCHEMA))
             rows += batch
-    t = tb.open_table(str(t.table_path))
-    roots = {f.name: planner_kind(f.type) for f in tb.row_type(t).fields}
-    predicate = planner_predicate(filters, roots, t.new_read_builder().new_predicate_builder())
-    splits = tb.plan_splits(t, None, predicate=predicate)
-    read = pa.concat_tables([pa.Table.from_batches([b]) for b in
-                             tb.read_batches(t, splits, TYPED_SCHEMA.names)]
-                            or [TYPED_SCHEMA.empty_table()])
-    kept = set(read.column("id").to_pylist())
-    want = {r["id"] for r in rows if all(spark_value(f, r) is True for f in filters)}
-    assert want <= kept, (filters, mode, ls_mode, want - kept)
-    mine = [f for f in filters if evaluates(f, read.schema)]
-    if mine and read.num_rows:
-        batch = read.combine_chunks().to_batches()[0]
-        mask = batch_mask(mine, batch).to_pylist()
-        by_id = {r["id"]: r for r in rows}
-        got = {i for i, m in zip(batch.column("id").to_pylist(), mask) if m}
-        assert got == {i for i in kept if all(spark_value(f, by_id[i]) is True for f in mine)}
+    check_pruning(tb.open_table(str(t.table_path)), rows, filters, TYPED_SCHEMA)
