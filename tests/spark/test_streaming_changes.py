@@ -93,7 +93,8 @@ def test_a_partition_overwrite_retracts_only_that_partition(tmp_path):
     t = str(tmp_path / "t")
     tb.create_or_open(t, schema("id BIGINT NOT NULL, p STRING NOT NULL, v STRING"),
                       primary_keys=["id", "p"], partition_keys=["p"],
-                      options={"bucket": "1", "streaming-read-overwrite": "true"})  # as a table option
+                      options={"bucket": "1",                 # as a table option
+                               "streaming-read-overwrite": "true"})
     tbl = tb.open_table(t)
     rows = pa.record_batch({"id": pa.array([1, 2, 3], pa.int64()), "p": ["x", "x", "y"],
                             "v": ["a", "b", "c"]})
